@@ -1,0 +1,34 @@
+//! # evidence — measurements into claims with bounds
+//!
+//! The statistics both games use, and nothing that knows about either game:
+//!
+//! | module | question it answers |
+//! |---|---|
+//! | [`wilson`] | how often does this prune fail, at worst? (proportions with Wilson bounds) |
+//! | [`histogram`] | what margin covers 98 % of residuals? (streaming, mergeable, persisted bins) |
+//! | [`paired`] | is the candidate better on the same seeds? (paired screen, bootstrap, t, gate) |
+//! | [`student_t`] | exact t quantiles for the paired bound |
+//! | [`elo`], [`sprt`] | how strong is the engine, and when can a match stop? |
+//! | [`describe`] | mean, sd, quantiles with NumPy's conventions |
+//! | [`numpy_rng`] | NumPy's `default_rng` stream, so bootstrap bounds match the reference |
+//! | [`io`] | errors and atomic writes |
+//!
+//! Every result type is `serde`-serializable: each report is also machine-readable JSON.
+#![forbid(unsafe_code)]
+
+pub mod describe;
+pub mod elo;
+pub mod histogram;
+pub mod io;
+pub mod numpy_rng;
+pub mod paired;
+pub mod sprt;
+pub mod student_t;
+pub mod wilson;
+
+pub use elo::EloEstimate;
+pub use histogram::{Binning, Histogram};
+pub use io::{atomic_write, EvidenceError};
+pub use paired::{paired_screen, Arm, ArmSummary, BootstrapConfig, PairedScreen, Verdict};
+pub use sprt::{Pentanomial, Sprt, SprtDecision, SprtStatus};
+pub use wilson::Wilson;
