@@ -1,1 +1,47 @@
-fn main(){}
+//! `drop7`: the command line over the drop7 engine (and, later, the n-tuple learner).
+//!
+//! Every subcommand prints machine-readable output (JSON lines) on stdout and human notes on
+//! stderr; bad input gets one `error: …` line and exit status 2, never a panic.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod mechanics;
+
+/// Drop7 (Hardcore, headless) engine, bit-identical to the drop7-bench reference simulator.
+#[derive(Parser)]
+#[command(name = "drop7", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play one headless game and print one JSON object per move in the reference trace format.
+    Trace(mechanics::TraceArgs),
+    /// Play one move from an arbitrary public state and print the result as JSON.
+    Step(mechanics::StepArgs),
+    /// Draw a board in the terminal (`.` empty, `#` solid, `x` cracked, digits numbered).
+    Show(mechanics::ShowArgs),
+    /// Measure simulator speed: whole random-policy games from a fixed seed block.
+    Bench(mechanics::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Trace(a) => mechanics::trace(a),
+        Command::Step(a) => mechanics::step(a),
+        Command::Show(a) => mechanics::show(a),
+        Command::Bench(a) => mechanics::bench(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -59,7 +59,9 @@ impl std::error::Error for BoardError {}
 impl Board {
     /// The opening board: one row of solid grays.
     pub const fn start() -> Self {
-        Self { cols: [SOLID as u32; SIZE] }
+        Self {
+            cols: [SOLID as u32; SIZE],
+        }
     }
 
     /// Height of column `c` (0..=7), from the position of its highest non-zero nibble.
@@ -133,7 +135,10 @@ impl Board {
             let h = column_height(w);
             for e in 0..h as usize {
                 if (w >> (4 * e)) & 0xF == 0 {
-                    return Err(BoardError::Hole { column: c, row: SIZE - 1 - e });
+                    return Err(BoardError::Hole {
+                        column: c,
+                        row: SIZE - 1 - e,
+                    });
                 }
             }
         }
@@ -153,7 +158,9 @@ impl Board {
     #[inline]
     pub fn mirrored(&self) -> Self {
         let c = self.cols;
-        Self { cols: [c[6], c[5], c[4], c[3], c[2], c[1], c[0]] }
+        Self {
+            cols: [c[6], c[5], c[4], c[3], c[2], c[1], c[0]],
+        }
     }
 
     /// True if the mirror is lexicographically smaller in row-major cell order from the top,
@@ -184,7 +191,11 @@ impl Board {
     /// column `6 − c` in the original when mirrored.
     #[inline]
     pub fn canonical(&self) -> (Self, bool) {
-        if self.mirror_is_smaller() { (self.mirrored(), true) } else { (*self, false) }
+        if self.mirror_is_smaller() {
+            (self.mirrored(), true)
+        } else {
+            (*self, false)
+        }
     }
 
     /// Terminal picture: `.` empty, `#` solid, `x` cracked, digits for numbered discs.
@@ -254,11 +265,20 @@ mod tests {
         assert_eq!(Board::parse("123"), Err(BoardError::Length(3)));
         let mut s = START_BOARD.to_string();
         s.replace_range(5..6, "a");
-        assert!(matches!(Board::parse(&s), Err(BoardError::Digit { index: 5, found: 'a' })));
+        assert!(matches!(
+            Board::parse(&s),
+            Err(BoardError::Digit {
+                index: 5,
+                found: 'a'
+            })
+        ));
         // a disc floating at row 5 column 0 above an empty bottom cell
         let mut s = "0".repeat(49);
         s.replace_range(35..36, "3");
-        assert_eq!(Board::parse(&s), Err(BoardError::Hole { column: 0, row: 6 }));
+        assert_eq!(
+            Board::parse(&s),
+            Err(BoardError::Hole { column: 0, row: 6 })
+        );
     }
 
     #[test]

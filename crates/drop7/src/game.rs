@@ -53,7 +53,11 @@ impl Game {
     /// The public part of the state.
     #[inline]
     pub fn public(&self) -> PublicState {
-        PublicState { board: self.board, next: self.next, moves_remaining: self.moves_remaining }
+        PublicState {
+            board: self.board,
+            next: self.next,
+            moves_remaining: self.moves_remaining,
+        }
     }
 
     /// True when the game has ended or reached its cap.
@@ -69,9 +73,20 @@ impl Game {
 
     /// Play `column`, drawing reveals from this move's stream.
     #[inline]
-    pub fn play<O: MoveObserver>(&mut self, column: usize, observer: &mut O) -> Result<MoveOutcome, MoveError> {
+    pub fn play<O: MoveObserver>(
+        &mut self,
+        column: usize,
+        observer: &mut O,
+    ) -> Result<MoveOutcome, MoveError> {
         let mut reveals = Mulberry32::new(reveal_seed(self.seed, self.moves_played));
-        let out = play_move(&mut self.board, column, self.next, self.moves_remaining, &mut reveals, observer)?;
+        let out = play_move(
+            &mut self.board,
+            column,
+            self.next,
+            self.moves_remaining,
+            &mut reveals,
+            observer,
+        )?;
         self.score += out.score_delta as u64;
         self.moves_remaining = out.moves_remaining;
         self.level += out.level_advanced as u32;
@@ -105,7 +120,9 @@ pub struct TraceRandom {
 
 impl TraceRandom {
     pub fn new(seed: u32) -> Self {
-        Self { rng: Mulberry32::new(mix32(seed ^ DOMAIN_TRACE)) }
+        Self {
+            rng: Mulberry32::new(mix32(seed ^ DOMAIN_TRACE)),
+        }
     }
 
     /// Pick a column (draws even when only one column is legal, as the reference does).

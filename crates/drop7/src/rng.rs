@@ -102,11 +102,17 @@ mod tests {
     fn spec_examples() {
         assert_eq!(mix32(1), 0x688990c0);
         let mut m = Mulberry32::new(1);
-        assert_eq!([m.next_u32(), m.next_u32(), m.next_u32()], [0xa087eaf3, 0x00b349c9, 0x8706c4eb]);
+        assert_eq!(
+            [m.next_u32(), m.next_u32(), m.next_u32()],
+            [0xa087eaf3, 0x00b349c9, 0x8706c4eb]
+        );
         let discs: Vec<u8> = (0..10).map(|m| headless_disc(0, m)).collect();
         assert_eq!(discs, [5, 1, 1, 3, 3, 1, 1, 5, 4, 2]);
         let discs: Vec<u8> = (0..20).map(|m| headless_disc(0xa52f2140, m)).collect();
-        assert_eq!(discs, [7, 2, 2, 7, 4, 7, 5, 7, 7, 1, 7, 2, 3, 5, 3, 1, 3, 4, 1, 3]);
+        assert_eq!(
+            discs,
+            [7, 2, 2, 7, 4, 7, 5, 7, 7, 1, 7, 2, 3, 5, 3, 1, 3, 4, 1, 3]
+        );
         assert_eq!(reveal_seed(0xa52f2140, 0), 0x6522da64);
     }
 

@@ -16,9 +16,8 @@ pub const MOVE_CAP: u32 = 2_000;
 /// Points per popped disc at chain depth d (index d), `floor(7·d^2.5)` as the reference
 /// computes it in double precision (SPEC §4 table). Depth 0 is unused.
 pub const CHAIN_POINTS: [u32; 31] = [
-    0, 7, 39, 109, 224, 391, 617, 907, 1267, 1701, 2213, 2809, 3491, 4265, 5133, 6099, 7168,
-    8341, 9622, 11014, 12521, 14146, 15891, 17758, 19752, 21875, 24128, 26515, 29039, 31702,
-    34506,
+    0, 7, 39, 109, 224, 391, 617, 907, 1267, 1701, 2213, 2809, 3491, 4265, 5133, 6099, 7168, 8341,
+    9622, 11014, 12521, 14146, 15891, 17758, 19752, 21875, 24128, 26515, 29039, 31702, 34506,
 ];
 
 /// Points per disc at any depth (the table, then the same formula beyond depth 30, which no
@@ -283,7 +282,12 @@ fn resolve<R: RevealSource, O: MoveObserver>(
         }
         board.cols = cols;
         let wave_points = cleared * chain_points(*depth);
-        observer.wave(Wave { depth: *depth, cleared, revealed, points: wave_points });
+        observer.wave(Wave {
+            depth: *depth,
+            cleared,
+            revealed,
+            points: wave_points,
+        });
         points += wave_points;
         out.waves += 1;
         out.cleared += cleared;
@@ -313,14 +317,17 @@ mod tests {
     fn initial_drop_one_cracks() {
         let (b, out) = play(crate::board::START_BOARD, 0, 1, 5);
         assert_eq!(out.score_delta, 7);
-        assert_eq!(b.to_string(), "0000000000000000000000000000000000000000009888888");
+        assert_eq!(
+            b.to_string(),
+            "0000000000000000000000000000000000000000009888888"
+        );
         assert_eq!(out.moves_remaining, 4);
     }
 
     #[test]
     fn level_up_chain_17046() {
         // a 3 at (row 5, col 0) on a full solid bottom row, rise pending, drop 1 in column 6
-        let mut s = String::from("0".repeat(35));
+        let mut s = "0".repeat(35);
         s.push_str("3000000");
         s.push_str("8888888");
         let (_, out) = play(&s, 6, 1, 1);
@@ -332,19 +339,31 @@ mod tests {
     #[test]
     fn chain_table_matches_formula() {
         for d in 1..=30u32 {
-            assert_eq!(CHAIN_POINTS[d as usize], (7.0 * (d as f64).powf(2.5)).floor() as u32);
+            assert_eq!(
+                CHAIN_POINTS[d as usize],
+                (7.0 * (d as f64).powf(2.5)).floor() as u32
+            );
         }
         assert_eq!(chain_points(31), (7.0 * 31f64.powf(2.5)).floor() as u32);
     }
 
     #[test]
     fn rejects_bad_moves() {
-        let mut b = Board::parse(&"1".repeat(49)).unwrap_or_else(|_| Board::start());
-        b.cols[2] = 0x1111111;
+        let mut b = Board::start();
+        b.cols[2] = 0x111_1111; // a full column
         let e = play_move(&mut b, 2, 3, 3, &mut Fixed(vec![]), &mut ());
         assert_eq!(e, Err(MoveError::ColumnFull(2)));
-        assert_eq!(play_move(&mut b, 7, 3, 3, &mut Fixed(vec![]), &mut ()), Err(MoveError::ColumnOutOfRange(7)));
-        assert_eq!(play_move(&mut b, 0, 0, 3, &mut Fixed(vec![]), &mut ()), Err(MoveError::BadDisc(0)));
-        assert_eq!(play_move(&mut b, 0, 1, 0, &mut Fixed(vec![]), &mut ()), Err(MoveError::BadRise(0)));
+        assert_eq!(
+            play_move(&mut b, 7, 3, 3, &mut Fixed(vec![]), &mut ()),
+            Err(MoveError::ColumnOutOfRange(7))
+        );
+        assert_eq!(
+            play_move(&mut b, 0, 0, 3, &mut Fixed(vec![]), &mut ()),
+            Err(MoveError::BadDisc(0))
+        );
+        assert_eq!(
+            play_move(&mut b, 0, 1, 0, &mut Fixed(vec![]), &mut ()),
+            Err(MoveError::BadRise(0))
+        );
     }
 }

@@ -18,7 +18,12 @@ pub struct WaveRecord {
 
 impl From<Wave> for WaveRecord {
     fn from(w: Wave) -> Self {
-        Self { depth: w.depth, cleared: w.cleared, revealed: w.revealed, points: w.points }
+        Self {
+            depth: w.depth,
+            cleared: w.cleared,
+            revealed: w.revealed,
+            points: w.points,
+        }
     }
 }
 
@@ -100,7 +105,13 @@ pub struct StepResult {
 
 /// Play one move on a public state with reveals from `Mulberry32(reveal_seed)` (raw, not
 /// mixed), as `steps.jsonl` defines it.
-pub fn step(board: &Board, next: u8, rise: u8, column: usize, reveal_seed: u32) -> Result<StepResult, MoveError> {
+pub fn step(
+    board: &Board,
+    next: u8,
+    rise: u8,
+    column: usize,
+    reveal_seed: u32,
+) -> Result<StepResult, MoveError> {
     let mut b = *board;
     let mut rng = crate::rng::Mulberry32::new(reveal_seed);
     let mut rec = Recorder::default();

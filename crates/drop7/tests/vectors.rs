@@ -17,7 +17,10 @@ fn vectors() -> PathBuf {
 fn read_lines(name: &str) -> Vec<Value> {
     let path = vectors().join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn hex(v: &Value) -> u32 {
@@ -61,7 +64,10 @@ fn check_traces(file: &str, policy: &str) {
             }
             i += 1;
         }
-        assert!(game.game_over, "{file}: seed {seed:#010x}: trace ended but the game did not");
+        assert!(
+            game.game_over,
+            "{file}: seed {seed:#010x}: trace ended but the game did not"
+        );
         games += 1;
     }
     assert_eq!(games, if policy == "random" { 64 } else { 16 });
@@ -119,7 +125,11 @@ fn rng_vectors() {
     for case in v["headlessDiscs"].as_array().unwrap() {
         let seed = hex(&case["seed"]);
         for (m, d) in case["discs"].as_array().unwrap().iter().enumerate() {
-            assert_eq!(headless_disc(seed, m as u32) as u64, d.as_u64().unwrap(), "seed {seed:#x} m {m}");
+            assert_eq!(
+                headless_disc(seed, m as u32) as u64,
+                d.as_u64().unwrap(),
+                "seed {seed:#x} m {m}"
+            );
         }
         for (m, b) in case["firstBits"].as_array().unwrap().iter().enumerate() {
             assert_eq!(headless_disc_bits(seed, m as u32), hex(b));
@@ -138,6 +148,9 @@ fn rng_vectors() {
     }
     for case in v["chainScore"].as_array().unwrap() {
         let d = case["depth"].as_u64().unwrap() as u32;
-        assert_eq!(drop7::rules::chain_points(d) as u64, case["pointsPerDisc"].as_u64().unwrap());
+        assert_eq!(
+            drop7::rules::chain_points(d) as u64,
+            case["pointsPerDisc"].as_u64().unwrap()
+        );
     }
 }

@@ -66,7 +66,11 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     let t = pos - lo as f64;
     let (a, b) = (sorted[lo], sorted[hi]);
     let diff = b - a;
-    if t >= 0.5 { b - diff * (1.0 - t) } else { a + diff * t }
+    if t >= 0.5 {
+        b - diff * (1.0 - t)
+    } else {
+        a + diff * t
+    }
 }
 
 /// Quantile of unsorted data (copies and sorts).
@@ -104,7 +108,9 @@ mod tests {
         let v: Vec<f64> = (0..1000).map(|i| i as f64).collect();
         assert_eq!(pairwise_sum(&v), 499_500.0);
         // The block split is observable with values whose order matters.
-        let w: Vec<f64> = (0..300).map(|i| if i % 2 == 0 { 1e16 } else { 1.0 }).collect();
+        let w: Vec<f64> = (0..300)
+            .map(|i| if i % 2 == 0 { 1e16 } else { 1.0 })
+            .collect();
         let naive: f64 = w.iter().sum();
         assert!(pairwise_sum(&w).is_finite() && naive.is_finite());
     }

@@ -55,8 +55,12 @@ impl EloEstimate {
     /// Pairs with colours reversed cancel much of the opening's bias, so this variance is
     /// the honest one for book-based matches.
     pub fn from_pentanomial(p: &crate::sprt::Pentanomial) -> Self {
-        let outcomes: Vec<(f64, u64)> =
-            p.counts.iter().enumerate().map(|(i, &c)| (i as f64 / 4.0, c)).collect();
+        let outcomes: Vec<(f64, u64)> = p
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (i as f64 / 4.0, c))
+            .collect();
         let mut e = Self::from_outcomes(&outcomes);
         e.games = 2 * p.pairs();
         e
@@ -77,12 +81,32 @@ impl EloEstimate {
         }
         let nf = n as f64;
         let s: f64 = outcomes.iter().map(|&(x, c)| x * c as f64).sum::<f64>() / nf;
-        let var: f64 = outcomes.iter().map(|&(x, c)| c as f64 * (x - s) * (x - s)).sum::<f64>() / nf;
+        let var: f64 = outcomes
+            .iter()
+            .map(|&(x, c)| c as f64 * (x - s) * (x - s))
+            .sum::<f64>()
+            / nf;
         let se = (var / nf).sqrt();
         let lo = elo_from_score(s - Z_TWO_SIDED_95 * se);
         let hi = elo_from_score(s + Z_TWO_SIDED_95 * se);
-        let los = if se > 0.0 { normal_cdf((s - 0.5) / se) } else if s > 0.5 { 1.0 } else if s < 0.5 { 0.0 } else { 0.5 };
-        Self { games: n, score: s, elo: elo_from_score(s), lower: lo, upper: hi, error: (hi - lo) / 2.0, los }
+        let los = if se > 0.0 {
+            normal_cdf((s - 0.5) / se)
+        } else if s > 0.5 {
+            1.0
+        } else if s < 0.5 {
+            0.0
+        } else {
+            0.5
+        };
+        Self {
+            games: n,
+            score: s,
+            elo: elo_from_score(s),
+            lower: lo,
+            upper: hi,
+            error: (hi - lo) / 2.0,
+            los,
+        }
     }
 }
 
@@ -94,15 +118,17 @@ pub fn normal_cdf(x: f64) -> f64 {
 fn erfc(x: f64) -> f64 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t * (-z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-        .exp();
+    let r = t
+        * (-z * z - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
     if x >= 0.0 { r } else { 2.0 - r }
 }
 

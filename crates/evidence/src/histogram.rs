@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::io::{atomic_write, EvidenceError};
+use crate::io::{EvidenceError, atomic_write};
 
 /// How the range `[lo, hi)` is cut into bins. Values outside go to underflow / overflow.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -34,7 +34,9 @@ impl Binning {
             )));
         }
         if log && lo <= 0.0 {
-            return Err(EvidenceError::invalid(format!("log-spaced bins need lo > 0 (got {lo})")));
+            return Err(EvidenceError::invalid(format!(
+                "log-spaced bins need lo > 0 (got {lo})"
+            )));
         }
         Ok(())
     }
@@ -50,7 +52,11 @@ impl Binning {
     pub fn edge(&self, i: usize) -> f64 {
         match *self {
             Binning::Linear { lo, hi, bins } => {
-                if i == bins { hi } else { lo + (hi - lo) * (i as f64) / (bins as f64) }
+                if i == bins {
+                    hi
+                } else {
+                    lo + (hi - lo) * (i as f64) / (bins as f64)
+                }
             }
             Binning::Log { lo, hi, bins } => {
                 if i == bins {
@@ -125,7 +131,11 @@ impl Histogram {
     pub fn integers(lo: i64, hi: i64) -> Result<Self, EvidenceError> {
         let bins = usize::try_from(hi - lo)
             .map_err(|_| EvidenceError::invalid("integer histogram needs lo < hi"))?;
-        Self::new(Binning::Linear { lo: lo as f64, hi: hi as f64, bins })
+        Self::new(Binning::Linear {
+            lo: lo as f64,
+            hi: hi as f64,
+            bins,
+        })
     }
 
     pub fn binning(&self) -> Binning {
@@ -218,7 +228,11 @@ impl Histogram {
             let (count, lo, hi) = match slot {
                 0 => (self.underflow, min, self.binning.edge(0)),
                 s if s == bins + 1 => (self.overflow, self.binning.edge(bins), max),
-                s => (self.counts[s - 1], self.binning.edge(s - 1), self.binning.edge(s)),
+                s => (
+                    self.counts[s - 1],
+                    self.binning.edge(s - 1),
+                    self.binning.edge(s),
+                ),
             };
             if count == 0 {
                 continue;
@@ -245,13 +259,26 @@ impl Histogram {
         };
         let _ = writeln!(s, "binning {kind} {lo:?} {hi:?} {bins}");
         let _ = writeln!(s, "total {}", self.total);
-        let _ = writeln!(s, "min {}", self.min.map_or("none".into(), |v| format!("{v:?}")));
-        let _ = writeln!(s, "max {}", self.max.map_or("none".into(), |v| format!("{v:?}")));
+        let _ = writeln!(
+            s,
+            "min {}",
+            self.min.map_or("none".into(), |v| format!("{v:?}"))
+        );
+        let _ = writeln!(
+            s,
+            "max {}",
+            self.max.map_or("none".into(), |v| format!("{v:?}"))
+        );
         let _ = writeln!(s, "underflow {}", self.underflow);
         let _ = writeln!(s, "overflow {}", self.overflow);
         s.push_str("# bin lo hi count\n");
         for (i, c) in self.counts.iter().enumerate() {
-            let _ = writeln!(s, "{i} {:?} {:?} {c}", self.binning.edge(i), self.binning.edge(i + 1));
+            let _ = writeln!(
+                s,
+                "{i} {:?} {:?} {c}",
+                self.binning.edge(i),
+                self.binning.edge(i + 1)
+            );
         }
         s
     }
@@ -263,19 +290,25 @@ impl Histogram {
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
         let mut next = |key: &str| -> Result<(usize, Vec<String>), EvidenceError> {
-            let (no, line) =
-                lines.next().ok_or_else(|| EvidenceError::parse(0, format!("missing `{key}` line")))?;
+            let (no, line) = lines
+                .next()
+                .ok_or_else(|| EvidenceError::parse(0, format!("missing `{key}` line")))?;
             let parts: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
             if parts.first().map(String::as_str) != Some(key) {
-                return Err(EvidenceError::parse(no + 1, format!("expected `{key} ...`, found `{line}`")));
+                return Err(EvidenceError::parse(
+                    no + 1,
+                    format!("expected `{key} ...`, found `{line}`"),
+                ));
             }
             Ok((no + 1, parts))
         };
         let num = |no: usize, s: &str| -> Result<f64, EvidenceError> {
-            s.parse::<f64>().map_err(|_| EvidenceError::parse(no, format!("`{s}` is not a number")))
+            s.parse::<f64>()
+                .map_err(|_| EvidenceError::parse(no, format!("`{s}` is not a number")))
         };
         let int = |no: usize, s: &str| -> Result<u64, EvidenceError> {
-            s.parse::<u64>().map_err(|_| EvidenceError::parse(no, format!("`{s}` is not a count")))
+            s.parse::<u64>()
+                .map_err(|_| EvidenceError::parse(no, format!("`{s}` is not a count")))
         };
         let (no, b) = next("binning")?;
         if b.len() != 5 {
@@ -309,7 +342,10 @@ impl Histogram {
         for i in 0..bins {
             let (no, parts) = next(&i.to_string())?;
             if parts.len() != 4 {
-                return Err(EvidenceError::parse(no, "bin line needs: index lo hi count"));
+                return Err(EvidenceError::parse(
+                    no,
+                    "bin line needs: index lo hi count",
+                ));
             }
             h.counts[i] = int(no, &parts[3])?;
         }
@@ -350,7 +386,9 @@ mod tests {
 
     #[test]
     fn integer_percentiles_match_sorted_data() {
-        let data: Vec<f64> = (0..1000).map(|i| ((i * 7919) % 401) as f64 - 200.0).collect();
+        let data: Vec<f64> = (0..1000)
+            .map(|i| ((i * 7919) % 401) as f64 - 200.0)
+            .collect();
         let mut h = Histogram::integers(-300, 300).unwrap();
         data.iter().for_each(|&x| h.add(x));
         let mut sorted = data.clone();
@@ -359,7 +397,10 @@ mod tests {
             let got = h.percentile(p).unwrap();
             let want = exact_rank(&sorted, p);
             // the value lies in the unit bin [want, want+1)
-            assert!(got >= want - 1e-9 && got <= want + 1.0, "p{p}: got {got} want {want}");
+            assert!(
+                got >= want - 1e-9 && got <= want + 1.0,
+                "p{p}: got {got} want {want}"
+            );
         }
         assert_eq!(h.percentile(0.0), Some(-200.0));
         assert_eq!(h.percentile(100.0), Some(200.0));
@@ -368,13 +409,23 @@ mod tests {
     #[test]
     fn interpolates_inside_a_bin() {
         // 10 values all in bin [0, 10): p50 is halfway through the bin's mass.
-        let mut h = Histogram::new(Binning::Linear { lo: 0.0, hi: 10.0, bins: 1 }).unwrap();
+        let mut h = Histogram::new(Binning::Linear {
+            lo: 0.0,
+            hi: 10.0,
+            bins: 1,
+        })
+        .unwrap();
         for _ in 0..10 {
             h.add(5.0);
         }
         // clamped to [min, max] = [5, 5]
         assert_eq!(h.percentile(50.0), Some(5.0));
-        let mut h = Histogram::new(Binning::Linear { lo: 0.0, hi: 10.0, bins: 1 }).unwrap();
+        let mut h = Histogram::new(Binning::Linear {
+            lo: 0.0,
+            hi: 10.0,
+            bins: 1,
+        })
+        .unwrap();
         h.add(0.0);
         h.add(9.0);
         // rank 1 of 2 in a bin spanning [0, 9] after clamping → 4.5
@@ -383,7 +434,11 @@ mod tests {
 
     #[test]
     fn log_bins_edges_and_slots() {
-        let b = Binning::Log { lo: 1.0, hi: 1000.0, bins: 3 };
+        let b = Binning::Log {
+            lo: 1.0,
+            hi: 1000.0,
+            bins: 3,
+        };
         assert!((b.edge(1) - 10.0).abs() < 1e-9);
         assert!((b.edge(2) - 100.0).abs() < 1e-9);
         let mut h = Histogram::new(b).unwrap();
@@ -396,7 +451,12 @@ mod tests {
 
     #[test]
     fn text_round_trip_and_errors() {
-        let mut h = Histogram::new(Binning::Log { lo: 0.1, hi: 1e6, bins: 40 }).unwrap();
+        let mut h = Histogram::new(Binning::Log {
+            lo: 0.1,
+            hi: 1e6,
+            bins: 40,
+        })
+        .unwrap();
         for i in 0..500 {
             h.add(1.37f64.powi(i % 60) * 0.05);
         }
@@ -430,7 +490,12 @@ mod tests {
     }
 
     fn hist_of(xs: &[f64]) -> Histogram {
-        let mut h = Histogram::new(Binning::Linear { lo: -50.0, hi: 50.0, bins: 37 }).unwrap();
+        let mut h = Histogram::new(Binning::Linear {
+            lo: -50.0,
+            hi: 50.0,
+            bins: 37,
+        })
+        .unwrap();
         xs.iter().for_each(|&x| h.add(x));
         h
     }

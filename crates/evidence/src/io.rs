@@ -11,9 +11,16 @@ pub enum EvidenceError {
     /// Bad parameters or inconsistent data.
     Invalid(String),
     /// A text file that does not parse; `line` is 1-based (0 = end of file).
-    Parse { line: usize, message: String, file: Option<PathBuf> },
+    Parse {
+        line: usize,
+        message: String,
+        file: Option<PathBuf>,
+    },
     /// The operating system refused.
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl EvidenceError {
@@ -21,17 +28,26 @@ impl EvidenceError {
         Self::Invalid(m.into())
     }
     pub(crate) fn parse(line: usize, m: impl Into<String>) -> Self {
-        Self::Parse { line, message: m.into(), file: None }
+        Self::Parse {
+            line,
+            message: m.into(),
+            file: None,
+        }
     }
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
-        Self::Io { path: path.to_owned(), source }
+        Self::Io {
+            path: path.to_owned(),
+            source,
+        }
     }
     /// Attach the file a parse error came from.
     pub fn in_file(self, path: &Path) -> Self {
         match self {
-            Self::Parse { line, message, .. } => {
-                Self::Parse { line, message, file: Some(path.to_owned()) }
-            }
+            Self::Parse { line, message, .. } => Self::Parse {
+                line,
+                message,
+                file: Some(path.to_owned()),
+            },
             other => other,
         }
     }
@@ -41,7 +57,11 @@ impl fmt::Display for EvidenceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Invalid(m) => write!(f, "{m}"),
-            Self::Parse { line, message, file } => {
+            Self::Parse {
+                line,
+                message,
+                file,
+            } => {
                 if let Some(p) = file {
                     write!(f, "{}:", p.display())?;
                 }
@@ -61,8 +81,14 @@ impl std::error::Error for EvidenceError {}
 /// Write `bytes` to `path` so that readers see either the old file or the whole new one:
 /// write a sibling temporary file, flush it to disk, then rename over the target.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;

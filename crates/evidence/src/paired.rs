@@ -77,7 +77,11 @@ pub struct BootstrapConfig {
 
 impl Default for BootstrapConfig {
     fn default() -> Self {
-        Self { resamples: BOOTSTRAP_RESAMPLES, seed: BOOTSTRAP_SEED, lower_quantile: 0.05 }
+        Self {
+            resamples: BOOTSTRAP_RESAMPLES,
+            seed: BOOTSTRAP_SEED,
+            lower_quantile: 0.05,
+        }
     }
 }
 
@@ -153,12 +157,21 @@ pub fn paired_screen(
         )));
     }
     if n < 2 {
-        return Err(EvidenceError::invalid(format!("paired screen needs at least 2 games, got {n}")));
+        return Err(EvidenceError::invalid(format!(
+            "paired screen needs at least 2 games, got {n}"
+        )));
     }
     if cfg.resamples == 0 || !(0.0..0.5).contains(&cfg.lower_quantile) {
-        return Err(EvidenceError::invalid("bootstrap needs resamples > 0 and 0 ≤ lower quantile < 0.5"));
+        return Err(EvidenceError::invalid(
+            "bootstrap needs resamples > 0 and 0 ≤ lower quantile < 0.5",
+        ));
     }
-    let d: Vec<f64> = candidate.scores.iter().zip(reference.scores).map(|(c, r)| c - r).collect();
+    let d: Vec<f64> = candidate
+        .scores
+        .iter()
+        .zip(reference.scores)
+        .map(|(c, r)| c - r)
+        .collect();
     let delta_mean = mean(&d);
     let delta_sd = sd(&d);
     let (lb, ub) = bootstrap_bounds(&d, cfg);
@@ -222,7 +235,10 @@ pub fn paired_screen(
 pub fn bootstrap_bounds(d: &[f64], cfg: BootstrapConfig) -> (f64, f64) {
     let mut means = bootstrap_means(d, cfg.resamples, cfg.seed);
     means.sort_by(f64::total_cmp);
-    (quantile_sorted(&means, cfg.lower_quantile), quantile_sorted(&means, 1.0 - cfg.lower_quantile))
+    (
+        quantile_sorted(&means, cfg.lower_quantile),
+        quantile_sorted(&means, 1.0 - cfg.lower_quantile),
+    )
 }
 
 /// The mean of each of `resamples` resamples of `d`, in NumPy's draw order (row-major) and
@@ -247,7 +263,11 @@ mod tests {
     use super::*;
 
     fn arm<'a>(name: &'a str, scores: &'a [f64]) -> Arm<'a> {
-        Arm { name, scores, faults: 0 }
+        Arm {
+            name,
+            scores,
+            faults: 0,
+        }
     }
 
     #[test]
@@ -255,8 +275,12 @@ mod tests {
         // d = [3, -1, 4, 1, -5, 9, 2, 6]: mean 2.375, sd = sqrt(Σ(d−m)²/7)
         let reference = [10.0; 8];
         let cand = [13.0, 9.0, 14.0, 11.0, 5.0, 19.0, 12.0, 16.0];
-        let s = paired_screen(&arm("c", &cand), &arm("r", &reference), BootstrapConfig::default())
-            .unwrap();
+        let s = paired_screen(
+            &arm("c", &cand),
+            &arm("r", &reference),
+            BootstrapConfig::default(),
+        )
+        .unwrap();
         assert_eq!(s.delta_mean, 2.375);
         let ss: f64 = [3.0, -1.0, 4.0, 1.0, -5.0, 9.0, 2.0, 6.0]
             .iter()
@@ -280,34 +304,76 @@ mod tests {
     #[test]
     fn verdicts_and_gate() {
         let r: Vec<f64> = (0..64).map(|i| 1000.0 + i as f64).collect();
-        let better: Vec<f64> = r.iter().enumerate().map(|(i, x)| x + 50.0 + (i % 7) as f64).collect();
-        let s = paired_screen(&arm("c", &better), &arm("r", &r), BootstrapConfig::default()).unwrap();
+        let better: Vec<f64> = r
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x + 50.0 + (i % 7) as f64)
+            .collect();
+        let s = paired_screen(
+            &arm("c", &better),
+            &arm("r", &r),
+            BootstrapConfig::default(),
+        )
+        .unwrap();
         assert_eq!(s.verdict, Verdict::Supported);
         assert!(s.gate.passed);
-        let faulty = Arm { name: "c", scores: &better, faults: 1 };
+        let faulty = Arm {
+            name: "c",
+            scores: &better,
+            faults: 1,
+        };
         let s = paired_screen(&faulty, &arm("r", &r), BootstrapConfig::default()).unwrap();
         assert!(!s.gate.passed && !s.gate.no_faults);
         let worse: Vec<f64> = r.iter().map(|x| x - 30.0).collect();
-        let s = paired_screen(&arm("c", &worse), &arm("r", &r), BootstrapConfig::default()).unwrap();
+        let s =
+            paired_screen(&arm("c", &worse), &arm("r", &r), BootstrapConfig::default()).unwrap();
         assert_eq!(s.verdict, Verdict::Refuted);
-        let mixed: Vec<f64> = r.iter().enumerate().map(|(i, x)| if i % 2 == 0 { x + 100.0 } else { x - 100.0 }).collect();
-        let s = paired_screen(&arm("c", &mixed), &arm("r", &r), BootstrapConfig::default()).unwrap();
+        let mixed: Vec<f64> = r
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if i % 2 == 0 { x + 100.0 } else { x - 100.0 })
+            .collect();
+        let s =
+            paired_screen(&arm("c", &mixed), &arm("r", &r), BootstrapConfig::default()).unwrap();
         assert_eq!(s.verdict, Verdict::Inconclusive);
         assert!(!s.measured);
     }
 
     #[test]
     fn rejects_unpaired_input() {
-        let e = paired_screen(&arm("c", &[1.0, 2.0]), &arm("r", &[1.0]), BootstrapConfig::default());
+        let e = paired_screen(
+            &arm("c", &[1.0, 2.0]),
+            &arm("r", &[1.0]),
+            BootstrapConfig::default(),
+        );
         assert!(e.unwrap_err().to_string().contains("same seeds"));
     }
 
     #[test]
     fn json_round_trip() {
-        let s = paired_screen(&arm("c", &[3.0, 4.0, 8.0]), &arm("r", &[1.0, 2.0, 3.0]), BootstrapConfig::default()).unwrap();
+        let s = paired_screen(
+            &arm("c", &[3.0, 4.0, 8.0]),
+            &arm("r", &[1.0, 2.0, 3.0]),
+            BootstrapConfig::default(),
+        )
+        .unwrap();
         let j = serde_json::to_string(&s).unwrap();
         let back: PairedScreen = serde_json::from_str(&j).unwrap();
         assert_eq!(back, s);
         assert!(j.contains("\"verdict\":\"supported\""));
+    }
+
+    #[test]
+    fn bootstrap_matches_numpy_bit_for_bit() {
+        // numpy: d as below; rng = default_rng(0xB0071EAF);
+        // idx = rng.integers(0, 64, size=(20000, 64)); m = d[idx].mean(axis=1);
+        // numpy.quantile(m, [0.05, 0.95]) = [-12313.412734375, 26752.9575]; d.mean() = 7157.817187500003
+        let d: Vec<f64> = (0..64)
+            .map(|i| ((i * 7919) % 1000) as f64 * 317.25 - 150_000.0 + (i % 3) as f64 * 0.1)
+            .collect();
+        let (lb, ub) = bootstrap_bounds(&d, BootstrapConfig::default());
+        assert_eq!(lb, -12_313.412_734_375);
+        assert_eq!(ub, 26_752.957_5);
+        assert_eq!(mean(&d), 7_157.817_187_500_003);
     }
 }

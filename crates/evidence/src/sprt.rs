@@ -67,12 +67,20 @@ pub struct SprtStatus {
 impl Sprt {
     /// The usual α = β = 0.05 test.
     pub fn new(elo0: f64, elo1: f64) -> Self {
-        Self { elo0, elo1, alpha: 0.05, beta: 0.05 }
+        Self {
+            elo0,
+            elo1,
+            alpha: 0.05,
+            beta: 0.05,
+        }
     }
 
     /// `(lower, upper)` = `(ln(β/(1−α)), ln((1−β)/α))`.
     pub fn bounds(&self) -> (f64, f64) {
-        ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
+        (
+            (self.beta / (1.0 - self.alpha)).ln(),
+            ((1.0 - self.beta) / self.alpha).ln(),
+        )
     }
 
     /// The log-likelihood ratio of H1 (elo1) against H0 (elo0) for these pair counts.
@@ -90,7 +98,13 @@ impl Sprt {
         } else {
             SprtDecision::Continue
         };
-        SprtStatus { llr, lower_bound: lower, upper_bound: upper, decision, elo_model: "logistic" }
+        SprtStatus {
+            llr,
+            lower_bound: lower,
+            upper_bound: upper,
+            decision,
+            elo_model: "logistic",
+        }
     }
 }
 
@@ -106,13 +120,19 @@ pub fn llr_logistic(p: &Pentanomial, elo0: f64, elo1: f64) -> f64 {
     let a = [0.0, 0.25, 0.5, 0.75, 1.0];
     let p0 = mle_with_mean(&phat, &a, score_from_elo(elo0));
     let p1 = mle_with_mean(&phat, &a, score_from_elo(elo1));
-    reg.iter().zip(p0.iter().zip(&p1)).map(|(c, (q0, q1))| c * (q1 / q0).ln()).sum()
+    reg.iter()
+        .zip(p0.iter().zip(&p1))
+        .map(|(c, (q0, q1))| c * (q1 / q0).ln())
+        .sum()
 }
 
 /// The distribution closest (in KL) to `phat` with mean `s` over outcomes `a`.
 fn mle_with_mean(phat: &[f64], a: &[f64], s: f64) -> Vec<f64> {
     let g = |lambda: f64| -> f64 {
-        phat.iter().zip(a).map(|(p, ai)| p * (ai - s) / (1.0 + lambda * (ai - s))).sum()
+        phat.iter()
+            .zip(a)
+            .map(|(p, ai)| p * (ai - s) / (1.0 + lambda * (ai - s)))
+            .sum()
     };
     // 1 + λ(aᵢ − s) > 0 for every i bounds λ to (−1/(max a − s), 1/(s − min a)).
     let amax = a.iter().cloned().fold(f64::MIN, f64::max);
@@ -130,7 +150,10 @@ fn mle_with_mean(phat: &[f64], a: &[f64], s: f64) -> Vec<f64> {
         }
     }
     let lambda = 0.5 * (lo + hi);
-    phat.iter().zip(a).map(|(p, ai)| p / (1.0 + lambda * (ai - s))).collect()
+    phat.iter()
+        .zip(a)
+        .map(|(p, ai)| p / (1.0 + lambda * (ai - s)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -148,7 +171,9 @@ mod tests {
     fn worked_example_matches_independent_computation() {
         // Pairs [LL, LD, DD/WL, WD, WW] = [100, 450, 900, 520, 130]; elo0 = 0, elo1 = 5.
         // Independent computation (Python, Newton on λ, see crates/evidence/tests/data/sprt_reference.py):
-        let p = Pentanomial { counts: [100, 450, 900, 520, 130] };
+        let p = Pentanomial {
+            counts: [100, 450, 900, 520, 130],
+        };
         let llr = Sprt::new(0.0, 5.0).llr(&p);
         assert!((llr - SPRT_REFERENCE_LLR).abs() < 1e-6, "{llr}");
     }
@@ -159,26 +184,54 @@ mod tests {
     #[test]
     fn sign_and_normal_approximation_agree() {
         // The small-Elo approximation LLR ≈ N·(s1−s0)(2μ − s0 − s1)/(2σ²).
-        let p = Pentanomial { counts: [60, 300, 700, 360, 80] };
+        let p = Pentanomial {
+            counts: [60, 300, 700, 360, 80],
+        };
         let n = p.pairs() as f64;
         let a = [0.0, 0.25, 0.5, 0.75, 1.0];
-        let mu: f64 = p.counts.iter().zip(&a).map(|(&c, x)| c as f64 * x).sum::<f64>() / n;
-        let var: f64 =
-            p.counts.iter().zip(&a).map(|(&c, x)| c as f64 * (x - mu).powi(2)).sum::<f64>() / n;
+        let mu: f64 = p
+            .counts
+            .iter()
+            .zip(&a)
+            .map(|(&c, x)| c as f64 * x)
+            .sum::<f64>()
+            / n;
+        let var: f64 = p
+            .counts
+            .iter()
+            .zip(&a)
+            .map(|(&c, x)| c as f64 * (x - mu).powi(2))
+            .sum::<f64>()
+            / n;
         let (s0, s1) = (score_from_elo(0.0), score_from_elo(5.0));
         let approx = n * (s1 - s0) * (2.0 * mu - s0 - s1) / (2.0 * var);
         let exact = llr_logistic(&p, 0.0, 5.0);
         assert!(exact > 0.0);
-        assert!((exact - approx).abs() / approx.abs() < 0.02, "{exact} vs {approx}");
+        assert!(
+            (exact - approx).abs() / approx.abs() < 0.02,
+            "{exact} vs {approx}"
+        );
     }
 
     #[test]
     fn decisions() {
-        let strong = Pentanomial { counts: [10, 100, 400, 300, 90] };
-        assert_eq!(Sprt::new(0.0, 5.0).status(&strong).decision, SprtDecision::H1);
-        let weak = Pentanomial { counts: [90, 300, 400, 100, 10] };
+        let strong = Pentanomial {
+            counts: [10, 100, 400, 300, 90],
+        };
+        assert_eq!(
+            Sprt::new(0.0, 5.0).status(&strong).decision,
+            SprtDecision::H1
+        );
+        let weak = Pentanomial {
+            counts: [90, 300, 400, 100, 10],
+        };
         assert_eq!(Sprt::new(0.0, 5.0).status(&weak).decision, SprtDecision::H0);
-        let few = Pentanomial { counts: [1, 2, 3, 2, 1] };
-        assert_eq!(Sprt::new(0.0, 5.0).status(&few).decision, SprtDecision::Continue);
+        let few = Pentanomial {
+            counts: [1, 2, 3, 2, 1],
+        };
+        assert_eq!(
+            Sprt::new(0.0, 5.0).status(&few).decision,
+            SprtDecision::Continue
+        );
     }
 }

@@ -91,7 +91,10 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
 /// # Panics
 /// If `p` is not strictly between 0 and 1 or `df` is not positive.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    assert!(p > 0.0 && p < 1.0, "t_quantile: p must be in (0, 1), got {p}");
+    assert!(
+        p > 0.0 && p < 1.0,
+        "t_quantile: p must be in (0, 1), got {p}"
+    );
     assert!(df > 0.0, "t_quantile: df must be positive, got {df}");
     if p < 0.5 {
         return -t_quantile(1.0 - p, df);

@@ -37,10 +37,23 @@ impl Wilson {
     /// # Panics
     /// If `successes > trials` or `z` is not finite and positive (a caller bug, not data).
     pub fn new(successes: u64, trials: u64, z: f64) -> Self {
-        assert!(successes <= trials, "wilson: {successes} successes > {trials} trials");
-        assert!(z.is_finite() && z > 0.0, "wilson: z must be positive, got {z}");
+        assert!(
+            successes <= trials,
+            "wilson: {successes} successes > {trials} trials"
+        );
+        assert!(
+            z.is_finite() && z > 0.0,
+            "wilson: z must be positive, got {z}"
+        );
         if trials == 0 {
-            return Self { successes, trials, z, estimate: 0.0, lower: 0.0, upper: 1.0 };
+            return Self {
+                successes,
+                trials,
+                z,
+                estimate: 0.0,
+                lower: 0.0,
+                upper: 1.0,
+            };
         }
         let n = trials as f64;
         let p = successes as f64 / n;
@@ -50,9 +63,24 @@ impl Wilson {
         let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
         // At k = 0 (k = n) the lower (upper) bound is exactly 0 (1); floating point would
         // leave a ±1e-18 residue, so pin it.
-        let lower = if successes == 0 { 0.0 } else { (centre - half).max(0.0) };
-        let upper = if successes == trials { 1.0 } else { (centre + half).min(1.0) };
-        Self { successes, trials, z, estimate: p, lower, upper }
+        let lower = if successes == 0 {
+            0.0
+        } else {
+            (centre - half).max(0.0)
+        };
+        let upper = if successes == trials {
+            1.0
+        } else {
+            (centre + half).min(1.0)
+        };
+        Self {
+            successes,
+            trials,
+            z,
+            estimate: p,
+            lower,
+            upper,
+        }
     }
 
     /// One-sided 95 % bounds (z = 1.6448536…): `lower` is a 95 % lower bound and `upper` a
@@ -83,7 +111,11 @@ fn to_milli_percent(p: f64, round: fn(f64) -> f64) -> u32 {
     // 1e-9 slack so 0.002 (which is not exact in binary) becomes 200, not 201 or 199.
     let scaled = p * 100_000.0;
     let nearest = scaled.round();
-    let v = if (scaled - nearest).abs() < 1e-6 { nearest } else { round(scaled) };
+    let v = if (scaled - nearest).abs() < 1e-6 {
+        nearest
+    } else {
+        round(scaled)
+    };
     v.clamp(0.0, 100_000.0) as u32
 }
 
