@@ -22,3 +22,5 @@ pub mod trace;
 pub use board::{Board, BoardError};
 pub use game::{Game, PublicState};
 pub use rules::{MoveError, MoveOutcome, Wave, play_move};
+pub mod fair_leaf;
+pub mod search;

@@ -1,0 +1,491 @@
+//! Fair expectimax ("dNsK"): N decision plies, K stratified chance samples per action
+//! (SPEC §6). Deterministic: the sampler's seeds come from the public state and a fixed
+//! policy seed, never from the game seed.
+//!
+//! V(s, 0) = leaf(s); V(s, d) = max over legal columns (scan order 3,2,4,1,5,0,6) of
+//! Q(s, c, d) = (Σₖ [scoreₖ + V(childₖ, d−1)]) / K, a sample that ends the game counting
+//! `score − 1,000,000`. Children are canonicalised (mirrored when the mirror is smaller).
+
+use crate::board::{Board, SIZE};
+use crate::fair_leaf::fair_leaf;
+use crate::game::{CENTER_ORDER, PublicState};
+use crate::rng::{GOLDEN, MURMUR_C, mix32};
+use crate::rules::{RevealSource, play_move};
+
+/// Value of a game-over in search (points).
+pub const TERMINAL_UTILITY: f64 = -1_000_000.0;
+/// The fixed policy seed of the fair search.
+pub const POLICY_SEED: u32 = 0xd707_5eed;
+/// Sampler domain of the child's next disc, ASCII "DISC".
+pub const DOMAIN_DISC: u32 = 0x4449_5343;
+/// Sampler domain of reveals, ASCII "REVL".
+pub const DOMAIN_REVEAL: u32 = crate::rng::DOMAIN_REVEAL;
+/// The reference's work budget for the s7 arms (far above the d3/d4 completion bounds).
+pub const DEFAULT_MAX_WORK: u64 = 16_000_000;
+
+/// A static evaluation of a live, canonical state (points, added 1:1 to score).
+pub trait Leaf: Sync {
+    fn value(&self, board: &Board, next: u8, moves_remaining: u8) -> f64;
+}
+
+/// The frozen 18-term fair leaf.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FairLeaf;
+
+impl Leaf for FairLeaf {
+    #[inline]
+    fn value(&self, board: &Board, next: u8, moves_remaining: u8) -> f64 {
+        fair_leaf(board, next, moves_remaining)
+    }
+}
+
+/// FNV-1a-style hash of a public state: cells as code + 1 in row-major order, then the
+/// next disc, then moves-until-rise (no final multiply).
+#[inline]
+pub fn state_hash(board: &Board, next: u8, moves_remaining: u8) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for e in (0..SIZE).rev() {
+        for c in 0..SIZE {
+            let cell = (board.cols[c] >> (4 * e)) & 0xF;
+            h ^= cell + 1;
+            h = h.wrapping_mul(0x0100_0193);
+        }
+    }
+    h ^= next as u32;
+    h = h.wrapping_mul(0x0100_0193);
+    h ^ moves_remaining as u32
+}
+
+/// The sampler seed of an action node with remaining depth `depth`; shared by every column
+/// of the node (common random numbers across columns).
+#[inline]
+pub fn scenario_seed(board: &Board, next: u8, moves_remaining: u8, depth: u32) -> u32 {
+    mix32(
+        state_hash(board, next, moves_remaining) ^ POLICY_SEED ^ (depth + 1).wrapping_mul(MURMUR_C),
+    )
+}
+
+/// Stratified unit draw for sample `k` of `count`, event `event` in `domain`: the rotation
+/// spreads strata over samples so each event is marginally stratified.
+#[inline]
+pub fn stratified_unit(seed: u32, k: u32, count: u32, domain: u32, event: u32) -> f64 {
+    let es = mix32(seed ^ domain ^ (event + 1).wrapping_mul(MURMUR_C));
+    let stratum = (k + es % count) % count;
+    let jitter = mix32(es ^ (k + 1).wrapping_mul(GOLDEN)) as f64 / 4_294_967_296.0;
+    (stratum as f64 + jitter) / count as f64
+}
+
+/// `floor(7u) + 1`.
+#[inline]
+pub fn disc_from_unit(u: f64) -> u8 {
+    (u * 7.0) as u8 + 1
+}
+
+/// The child's next disc for sample `k`.
+#[inline]
+pub fn sampled_next_disc(seed: u32, k: u32, count: u32) -> u8 {
+    disc_from_unit(stratified_unit(seed, k, count, DOMAIN_DISC, 0))
+}
+
+/// Reveal values for sample `k`: a stratified draw per reveal event, events counted from 0.
+#[derive(Debug, Clone, Copy)]
+pub struct StratifiedReveals {
+    pub seed: u32,
+    pub k: u32,
+    pub count: u32,
+    pub event: u32,
+}
+
+impl RevealSource for StratifiedReveals {
+    #[inline]
+    fn reveal(&mut self) -> u8 {
+        let u = stratified_unit(self.seed, self.k, self.count, DOMAIN_REVEAL, self.event);
+        self.event += 1;
+        disc_from_unit(u)
+    }
+}
+
+/// `W(D, K) = Σ_{d=1..D} [Σ_{l=1..d} bˡ + bᵈ]`, b = 7K: the work of a full tree in which
+/// every node has 7 legal columns and no sample ends the game. A budget at or above it
+/// always completes.
+pub fn completion_bound(depth: u32, samples: u32) -> u64 {
+    let b = 7u64 * samples as u64;
+    (1..=depth as u64)
+        .map(|d| (1..=d).map(|l| b.pow(l as u32)).sum::<u64>() + b.pow(d as u32))
+        .sum()
+}
+
+/// Search settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchConfig {
+    pub depth: u32,
+    pub samples: u32,
+    /// Abort (keeping the last completed depth) once this much work is done.
+    pub max_work: u64,
+    /// Transposition table.
+    pub table: TableKind,
+}
+
+/// Which transposition table a search uses. None changes any value or decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableKind {
+    /// No table: work equals the reference's cache-free count (`search.jsonl`).
+    None,
+    /// Direct-mapped, depth-preferred, cleared per decision by epoch (the Rust deployment
+    /// table); the size is rounded up to a power of two.
+    Direct(usize),
+    /// An exact, never-evicting memo cleared per decision: reproduces the reference LRU's
+    /// work counts at depth 3 (`games.jsonl`). Allocates; for parity checks.
+    Exact,
+}
+
+impl SearchConfig {
+    /// `fair-dNsK` with the reference's table sizes: 65,536 entries up to depth 3,
+    /// 1,048,576 from depth 4, and the 16,000,000 work budget.
+    pub fn fair(depth: u32, samples: u32) -> Self {
+        let size = if depth >= 4 { 1 << 20 } else { 1 << 16 };
+        Self {
+            depth,
+            samples,
+            max_work: DEFAULT_MAX_WORK.max(completion_bound(depth, samples) + 1),
+            table: TableKind::Direct(size),
+        }
+    }
+}
+
+/// A decision and how it was reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// Column to play in the original coordinates (`None` only with no legal column).
+    pub column: Option<usize>,
+    /// The chosen column in canonical coordinates.
+    pub column_canonical: Option<usize>,
+    /// Q values of the last completed depth in original coordinates (`None` = illegal).
+    pub q: [Option<f64>; SIZE],
+    pub q_canonical: [Option<f64>; SIZE],
+    pub mirrored: bool,
+    pub canonical_board: Board,
+    pub work: u64,
+    /// Cumulative work after each completed depth.
+    pub work_by_depth: Vec<u64>,
+    pub nodes: u64,
+    pub completed_depth: u32,
+}
+
+impl Decision {
+    pub fn completed(&self, depth: u32) -> bool {
+        self.completed_depth == depth
+    }
+}
+
+/// Work budget exhausted.
+#[derive(Debug, Clone, Copy)]
+struct OutOfWork;
+
+/// Packed table key: the seven column words, next disc, moves-until-rise and depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+struct Key([u64; 4]);
+
+impl Key {
+    #[inline]
+    fn new(b: &Board, next: u8, mr: u8, depth: u32) -> Self {
+        let c = &b.cols;
+        Key([
+            c[0] as u64 | (c[1] as u64) << 32,
+            c[2] as u64 | (c[3] as u64) << 32,
+            c[4] as u64 | (c[5] as u64) << 32,
+            c[6] as u64 | (next as u64) << 32 | (mr as u64) << 40 | (depth as u64) << 48,
+        ])
+    }
+
+    #[inline]
+    fn hash(&self) -> u64 {
+        #[inline]
+        fn fmix(mut x: u64) -> u64 {
+            x ^= x >> 33;
+            x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            x ^= x >> 33;
+            x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+            x ^ (x >> 33)
+        }
+        let mut h = self.0[0];
+        h = fmix(h ^ self.0[1].wrapping_add(0x9e37_79b9_7f4a_7c15));
+        h = fmix(h ^ self.0[2].wrapping_add(0xbf58_476d_1ce4_e5b9));
+        fmix(h ^ self.0[3].wrapping_add(0x94d0_49bb_1331_11eb))
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    key: Key,
+    value: f64,
+    depth: u32,
+    epoch: u32,
+}
+
+enum Table {
+    None,
+    Direct {
+        slots: Vec<Slot>,
+        mask: usize,
+        epoch: u32,
+    },
+    Exact(std::collections::HashMap<Key, f64>),
+}
+
+impl Table {
+    fn new(kind: TableKind) -> Self {
+        match kind {
+            TableKind::None => Table::None,
+            TableKind::Direct(n) => {
+                let n = n.max(1).next_power_of_two();
+                Table::Direct {
+                    slots: vec![Slot::default(); n],
+                    mask: n - 1,
+                    epoch: 0,
+                }
+            }
+            TableKind::Exact => Table::Exact(Default::default()),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Table::None => {}
+            Table::Direct { slots, epoch, .. } => {
+                *epoch = epoch.wrapping_add(1);
+                if *epoch == 0 {
+                    slots.iter_mut().for_each(|s| s.epoch = 0);
+                    *epoch = 1;
+                }
+            }
+            Table::Exact(m) => m.clear(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, key: &Key) -> Option<f64> {
+        match self {
+            Table::None => None,
+            Table::Direct { slots, mask, epoch } => {
+                let s = &slots[key.hash() as usize & mask];
+                (s.epoch == *epoch && s.key == *key).then_some(s.value)
+            }
+            Table::Exact(m) => m.get(key).copied(),
+        }
+    }
+
+    #[inline]
+    fn put(&mut self, key: Key, depth: u32, value: f64) {
+        match self {
+            Table::None => {}
+            Table::Direct { slots, mask, epoch } => {
+                let s = &mut slots[key.hash() as usize & *mask];
+                if s.epoch != *epoch || depth >= s.depth {
+                    *s = Slot {
+                        key,
+                        value,
+                        depth,
+                        epoch: *epoch,
+                    };
+                }
+            }
+            Table::Exact(m) => {
+                m.insert(key, value);
+            }
+        }
+    }
+}
+
+/// A reusable searcher (owns its table; one per thread).
+pub struct Searcher<L: Leaf> {
+    pub leaf: L,
+    pub config: SearchConfig,
+    table: Table,
+    work: u64,
+    nodes: u64,
+}
+
+impl<L: Leaf> Searcher<L> {
+    pub fn new(leaf: L, config: SearchConfig) -> Self {
+        Self {
+            leaf,
+            config,
+            table: Table::new(config.table),
+            work: 0,
+            nodes: 0,
+        }
+    }
+
+    /// Choose a column for a live public state.
+    pub fn decide(&mut self, state: &PublicState) -> Decision {
+        let (root, mirrored) = state.board.canonical();
+        let (next, mr) = (state.next, state.moves_remaining);
+        self.table.clear();
+        self.work = 0;
+        self.nodes = 0;
+        let mut decision = Decision {
+            column: None,
+            column_canonical: None,
+            q: [None; SIZE],
+            q_canonical: [None; SIZE],
+            mirrored,
+            canonical_board: root,
+            work: 0,
+            work_by_depth: Vec::new(),
+            nodes: 0,
+            completed_depth: 0,
+        };
+        for depth in 1..=self.config.depth {
+            match self.root_values(&root, next, mr, depth) {
+                Ok((q, best)) => {
+                    decision.q_canonical = q;
+                    decision.column_canonical = best;
+                    decision.completed_depth = depth;
+                    decision.work_by_depth.push(self.work);
+                }
+                Err(OutOfWork) => break,
+            }
+        }
+        if decision.column_canonical.is_none() {
+            decision.column_canonical = crate::game::center_column(&root);
+        }
+        let unmirror = |c: usize| if mirrored { SIZE - 1 - c } else { c };
+        decision.column = decision.column_canonical.map(unmirror);
+        for c in 0..SIZE {
+            decision.q[unmirror(c)] = decision.q_canonical[c];
+        }
+        decision.work = self.work;
+        decision.nodes = self.nodes;
+        decision
+    }
+
+    fn root_values(
+        &mut self,
+        root: &Board,
+        next: u8,
+        mr: u8,
+        depth: u32,
+    ) -> Result<([Option<f64>; SIZE], Option<usize>), OutOfWork> {
+        let mut q = [None; SIZE];
+        let mut best: Option<(usize, f64)> = None;
+        let seed = scenario_seed(root, next, mr, depth);
+        for c in CENTER_ORDER {
+            if !root.is_legal(c) {
+                continue;
+            }
+            let v = self.action_value(root, next, mr, c, depth, seed)?;
+            q[c] = Some(v);
+            if best.is_none_or(|(_, b)| v > b) {
+                best = Some((c, v));
+            }
+        }
+        Ok((q, best.map(|(c, _)| c)))
+    }
+
+    #[inline]
+    fn budget(&self) -> Result<(), OutOfWork> {
+        if self.work >= self.config.max_work {
+            Err(OutOfWork)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Q(state, c, depth).
+    fn action_value(
+        &mut self,
+        board: &Board,
+        next: u8,
+        mr: u8,
+        column: usize,
+        depth: u32,
+        seed: u32,
+    ) -> Result<f64, OutOfWork> {
+        let k_count = self.config.samples;
+        let mut sum = 0.0f64;
+        for k in 0..k_count {
+            self.budget()?;
+            let mut child = *board;
+            let mut reveals = StratifiedReveals {
+                seed,
+                k,
+                count: k_count,
+                event: 0,
+            };
+            let out = play_move(&mut child, column, next, mr, &mut reveals, &mut ())
+                .expect("search plays legal columns only");
+            self.work += 1;
+            let score = out.score_delta as f64;
+            if out.game_over {
+                sum += score + TERMINAL_UTILITY;
+                continue;
+            }
+            let child_next = sampled_next_disc(seed, k, k_count);
+            let (child, _) = child.canonical();
+            sum += score + self.state_value(&child, child_next, out.moves_remaining, depth - 1)?;
+        }
+        Ok(sum / k_count as f64)
+    }
+
+    /// V(state, depth) for a live canonical state.
+    fn state_value(
+        &mut self,
+        board: &Board,
+        next: u8,
+        mr: u8,
+        depth: u32,
+    ) -> Result<f64, OutOfWork> {
+        self.nodes += 1;
+        self.budget()?;
+        if depth == 0 {
+            self.budget()?;
+            self.work += 1;
+            return Ok(self.leaf.value(board, next, mr));
+        }
+        let key = Key::new(board, next, mr, depth);
+        if let Some(v) = self.table.get(&key) {
+            return Ok(v);
+        }
+        let seed = scenario_seed(board, next, mr, depth);
+        let mut best = f64::NEG_INFINITY;
+        for c in CENTER_ORDER {
+            if board.is_legal(c) {
+                best = best.max(self.action_value(board, next, mr, c, depth, seed)?);
+            }
+        }
+        if !best.is_finite() {
+            best = TERMINAL_UTILITY;
+        }
+        self.table.put(key, depth, best);
+        Ok(best)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completion_bounds_match_spec() {
+        assert_eq!(completion_bound(3, 5), 89_565);
+        assert_eq!(completion_bound(3, 7), 242_697);
+        assert_eq!(completion_bound(4, 5), 3_134_950);
+        assert_eq!(completion_bound(4, 7), 11_892_398);
+        assert_eq!(completion_bound(5, 7), 582_727_796);
+        assert_eq!(completion_bound(1, 7), 98);
+    }
+
+    #[test]
+    fn seven_strata_next_discs_are_a_permutation() {
+        let seed = scenario_seed(&Board::start(), 7, 5, 3);
+        let mut discs: Vec<u8> = (0..7).map(|k| sampled_next_disc(seed, k, 7)).collect();
+        assert_eq!(discs, [7, 1, 2, 3, 4, 5, 6]);
+        discs.sort();
+        assert_eq!(discs, [1, 2, 3, 4, 5, 6, 7]);
+        let k5: Vec<u8> = (0..5).map(|k| sampled_next_disc(seed, k, 5)).collect();
+        let mut sorted = k5.clone();
+        sorted.sort();
+        assert_eq!(sorted, [1, 2, 4, 6, 7]);
+    }
+}
