@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod mechanics;
+mod play;
+mod policies;
 
 /// Drop7 (Hardcore, headless) engine, bit-identical to the drop7-bench reference simulator.
 #[derive(Parser)]
@@ -27,6 +29,8 @@ enum Command {
     Show(mechanics::ShowArgs),
     /// Measure simulator speed: whole random-policy games from a fixed seed block.
     Bench(mechanics::BenchArgs),
+    /// Play whole games with a policy on a seed block, in parallel; one JSON line per game.
+    Play(play::PlayArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +40,7 @@ fn main() -> ExitCode {
         Command::Step(a) => mechanics::step(a),
         Command::Show(a) => mechanics::show(a),
         Command::Bench(a) => mechanics::bench(a),
+        Command::Play(a) => play::play(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -70,7 +70,11 @@ pub fn fair_terms(board: &Board, next: u8, moves_remaining: u8) -> [f64; 18] {
     let mut h = [0i32; SIZE];
     for c in 0..SIZE {
         h[c] = board.height(c) as i32;
-        for r in 0..SIZE {
+    }
+    // Rows above the tallest column are empty: every row loop starts at `top`.
+    let top = SIZE - *h.iter().max().expect("seven columns") as usize;
+    for c in 0..SIZE {
+        for r in top..SIZE {
             g[r][c] = board.cell(r, c);
         }
     }
@@ -78,7 +82,7 @@ pub fn fair_terms(board: &Board, next: u8, moves_remaining: u8) -> [f64; 18] {
     // Horizontal runs of occupied cells.
     let mut hstart = [[0i32; SIZE]; SIZE];
     let mut hend = [[0i32; SIZE]; SIZE];
-    for r in 0..SIZE {
+    for r in top..SIZE {
         let mut c = 0;
         while c < SIZE {
             if g[r][c] == 0 {
@@ -102,7 +106,7 @@ pub fn fair_terms(board: &Board, next: u8, moves_remaining: u8) -> [f64; 18] {
     let mut av = [[0f64; SIZE]; SIZE];
     let mut a = [[0f64; SIZE]; SIZE];
     let mut direct = 0.0;
-    for r in 0..SIZE {
+    for r in top..SIZE {
         let e = (SIZE - r) as i32;
         for c in 0..SIZE {
             let v = g[r][c];
@@ -148,7 +152,7 @@ pub fn fair_terms(board: &Board, next: u8, moves_remaining: u8) -> [f64; 18] {
     let mut rr = [[0f64; SIZE]; SIZE];
     let mut latent = 0.0;
     let mut dead_low = 0.0;
-    for r in 0..SIZE {
+    for r in top..SIZE {
         for c in 0..SIZE {
             let v = g[r][c];
             if !numbered(v) {
@@ -195,7 +199,7 @@ pub fn fair_terms(board: &Board, next: u8, moves_remaining: u8) -> [f64; 18] {
     let vert_escape = |r: usize, c: usize| union(av[r][c], rv[r][c]);
     let horiz_escape = |r: usize, c: usize| union(ah[r][c], rh[r][c]);
     let s_of = |r: usize, c: usize| union(a[r][c], rr[r][c]);
-    for r in 0..SIZE {
+    for r in top..SIZE {
         let e = (SIZE - r) as i32;
         for c in 0..SIZE {
             let v = g[r][c];
@@ -253,7 +257,7 @@ pub fn fair_terms(board: &Board, next: u8, moves_remaining: u8) -> [f64; 18] {
         }
     }
     // Runs of 2s: rows (vertical escapes), then columns (horizontal escapes).
-    for r in 0..SIZE {
+    for r in top..SIZE {
         let mut c = 0;
         while c < SIZE {
             if g[r][c] != 2 {
@@ -272,7 +276,7 @@ pub fn fair_terms(board: &Board, next: u8, moves_remaining: u8) -> [f64; 18] {
         }
     }
     for c in 0..SIZE {
-        let mut r = 0;
+        let mut r = top;
         while r < SIZE {
             if g[r][c] != 2 {
                 r += 1;
@@ -302,7 +306,7 @@ pub fn fair_terms(board: &Board, next: u8, moves_remaining: u8) -> [f64; 18] {
     }
     let mut covered = 0.0;
     let mut low_height = 0.0;
-    for r in 0..SIZE {
+    for r in top..SIZE {
         let e = (SIZE - r) as i32;
         for c in 0..SIZE {
             let edge = if c == 0 || c == SIZE - 1 { 1.65 } else { 1.0 };
@@ -335,6 +339,38 @@ pub fn fair_terms(board: &Board, next: u8, moves_remaining: u8) -> [f64; 18] {
         rise_pressure,
         next_options,
     ]
+}
+
+/// The weighted sum of the 16 board-only terms (1–16), in the reference's order. Terms 17
+/// (rise pressure) and 18 (next-disc options) are added after it, so
+/// `finish(board_part(b), b, next, mr)` equals the full leaf bit for bit; the search uses
+/// this to evaluate the board once for all samples that share it.
+pub fn board_part(board: &Board) -> f64 {
+    // moves_remaining 1 and next 0 are placeholders: terms 17–18 are not summed here.
+    let terms = fair_terms(board, 0, 1);
+    let mut v = 0.0;
+    for (w, t) in WEIGHTS[..16].iter().zip(&terms[..16]) {
+        v += w * t;
+    }
+    v
+}
+
+/// Add terms 17 and 18 to a [`board_part`].
+#[inline]
+pub fn finish(partial: f64, board: &Board, next: u8, moves_remaining: u8) -> f64 {
+    let mut rise_pressure = 0.0;
+    let mut next_options = 0.0;
+    for c in 0..SIZE {
+        let h = board.height(c) as i32;
+        rise_pressure += (h * h * h) as f64 / moves_remaining as f64;
+        if h < 7 && h + 1 == next as i32 {
+            next_options += 1.0;
+        }
+    }
+    let mut v = partial;
+    v += WEIGHTS[16] * rise_pressure;
+    v += WEIGHTS[17] * next_options;
+    v
 }
 
 /// Weighted sum in the reference's order.

@@ -23,4 +23,6 @@ pub use board::{Board, BoardError};
 pub use game::{Game, PublicState};
 pub use rules::{MoveError, MoveOutcome, Wave, play_move};
 pub mod fair_leaf;
+pub mod policy;
+pub mod runner;
 pub mod search;

@@ -7,7 +7,7 @@
 //! `score − 1,000,000`. Children are canonicalised (mirrored when the mirror is smaller).
 
 use crate::board::{Board, SIZE};
-use crate::fair_leaf::fair_leaf;
+use crate::fair_leaf::{board_part, finish};
 use crate::game::{CENTER_ORDER, PublicState};
 use crate::rng::{GOLDEN, MURMUR_C, mix32};
 use crate::rules::{RevealSource, play_move};
@@ -23,19 +23,32 @@ pub const DOMAIN_REVEAL: u32 = crate::rng::DOMAIN_REVEAL;
 /// The reference's work budget for the s7 arms (far above the d3/d4 completion bounds).
 pub const DEFAULT_MAX_WORK: u64 = 16_000_000;
 
-/// A static evaluation of a live, canonical state (points, added 1:1 to score).
-pub trait Leaf: Sync {
-    fn value(&self, board: &Board, next: u8, moves_remaining: u8) -> f64;
+/// A static evaluation of a live, canonical state (points, added 1:1 to score). `&mut self`
+/// so a leaf can keep per-thread scratch (caches) — one leaf per searcher.
+pub trait Leaf: Send {
+    fn value(&mut self, board: &Board, next: u8, moves_remaining: u8) -> f64;
 }
 
-/// The frozen 18-term fair leaf.
+/// The frozen 18-term fair leaf, with a one-board cache: the K samples of a move that
+/// reveals nothing share one board and differ only in the next disc, so the 16 board terms
+/// are computed once (bit-identical: the cached part is the reference's partial sum).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FairLeaf;
+pub struct FairLeaf {
+    last: Option<(Board, f64)>,
+}
 
 impl Leaf for FairLeaf {
     #[inline]
-    fn value(&self, board: &Board, next: u8, moves_remaining: u8) -> f64 {
-        fair_leaf(board, next, moves_remaining)
+    fn value(&mut self, board: &Board, next: u8, moves_remaining: u8) -> f64 {
+        let partial = match self.last {
+            Some((b, p)) if b == *board => p,
+            _ => {
+                let p = board_part(board);
+                self.last = Some((*board, p));
+                p
+            }
+        };
+        finish(partial, board, next, moves_remaining)
     }
 }
 

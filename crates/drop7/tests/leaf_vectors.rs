@@ -1,7 +1,7 @@
 //! The fair leaf against `vectors/leaf.jsonl`: every value and every raw term, bit for bit.
 
 use drop7::board::Board;
-use drop7::fair_leaf::{TERM_NAMES, WEIGHTS, combine, fair_terms};
+use drop7::fair_leaf::{TERM_NAMES, WEIGHTS, board_part, combine, fair_terms, finish};
 use serde_json::Value;
 
 #[test]

@@ -38,7 +38,7 @@ fn search_vectors() {
             max_work: v["maxWork"].as_u64().unwrap(),
             table: TableKind::None,
         };
-        let d = Searcher::new(FairLeaf, cfg).decide(&state);
+        let d = Searcher::new(FairLeaf::default(), cfg).decide(&state);
         let ctx = format!("{name} d{depth}s{samples}");
         assert_eq!(
             d.mirrored,
@@ -86,7 +86,8 @@ fn search_vectors() {
         );
         // Tables never change a value or a decision.
         for table in [TableKind::Direct(1 << 10), TableKind::Exact] {
-            let t = Searcher::new(FairLeaf, SearchConfig { table, ..cfg }).decide(&state);
+            let t =
+                Searcher::new(FairLeaf::default(), SearchConfig { table, ..cfg }).decide(&state);
             assert_eq!(t.column, d.column, "{ctx}: {table:?} changed the decision");
             assert_eq!(t.q, d.q, "{ctx}: {table:?} changed a value");
             assert!(t.work <= d.work, "{ctx}: a table added work");
@@ -105,7 +106,7 @@ fn check_game(v: &Value) {
         max_work: 16_000_000,
         table: TableKind::Exact,
     };
-    let mut searcher = Searcher::new(FairLeaf, cfg);
+    let mut searcher = Searcher::new(FairLeaf::default(), cfg);
     let mut game = Game::new(seed);
     let (mut work, mut cleared, mut revealed, mut incomplete) = (0u64, 0u64, 0u64, 0u64);
     while !game.finished() {
