@@ -7,9 +7,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod inspect;
 mod mechanics;
 mod play;
 mod policies;
+mod screen;
 
 /// Drop7 (Hardcore, headless) engine, bit-identical to the drop7-bench reference simulator.
 #[derive(Parser)]
@@ -31,6 +33,16 @@ enum Command {
     Bench(mechanics::BenchArgs),
     /// Play whole games with a policy on a seed block, in parallel; one JSON line per game.
     Play(play::PlayArgs),
+    /// Screen arms on identical seeds: paired contrasts with bootstrap and t bounds, gate, verdict.
+    Screen(screen::ScreenArgs),
+    /// The seed ledger: list leases, reserve blocks for training, validation or screens.
+    Lease(screen::LeaseArgs),
+    /// Print the fair leaf value and its 18 raw terms as JSON (one state, or --batch).
+    Leaf(inspect::StateArgs),
+    /// Run the fair search on a state: decision, every root Q, work (one state, or --batch).
+    Search(inspect::SearchArgs),
+    /// Serve a policy over the D7P line protocol on stdin/stdout.
+    D7p(inspect::D7pArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +53,11 @@ fn main() -> ExitCode {
         Command::Show(a) => mechanics::show(a),
         Command::Bench(a) => mechanics::bench(a),
         Command::Play(a) => play::play(a),
+        Command::Screen(a) => screen::screen(a),
+        Command::Lease(a) => screen::lease(a),
+        Command::Leaf(a) => inspect::leaf(a),
+        Command::Search(a) => inspect::search(a),
+        Command::D7p(a) => inspect::d7p(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -116,6 +116,13 @@ pub fn show(a: ShowArgs) -> CliResult {
 
 #[derive(Args)]
 pub struct BenchArgs {
+    /// Time a policy's decisions instead of the bare simulator (e.g. fair-d3s7, fair-d4s7):
+    /// it plays its own games from --start and the first --decisions decisions are timed.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Decisions to time with --policy.
+    #[arg(long, default_value_t = 50)]
+    decisions: u32,
     /// First seed of the block.
     #[arg(long, default_value = "0x2d700000")]
     start: String,
@@ -157,6 +164,9 @@ pub fn random_block(start: u32, games: u32) -> BlockTotals {
 
 pub fn bench(a: BenchArgs) -> CliResult {
     let start = parse_seed(&a.start)?;
+    if let Some(name) = &a.policy {
+        return bench_policy(name, start, a.decisions, a.json);
+    }
     let t0 = Instant::now();
     let totals = random_block(start, a.games);
     let secs = t0.elapsed().as_secs_f64();
@@ -180,6 +190,51 @@ pub fn bench(a: BenchArgs) -> CliResult {
             "time {secs:.3} s  {:.2} M moves/s  {:.0} games/s (1 thread)",
             mps / 1e6,
             totals.games as f64 / secs
+        );
+    }
+    Ok(())
+}
+
+/// Time single-thread decisions of a policy along its own games from `start`.
+fn bench_policy(name: &str, start: u32, decisions: u32, json: bool) -> CliResult {
+    let mut policy = crate::policies::factory(name)?();
+    let (mut n, mut work, mut secs, mut worst) = (0u32, 0u64, 0.0f64, 0.0f64);
+    let mut seed = start;
+    let bar = indicatif::ProgressBar::new(decisions as u64);
+    while n < decisions {
+        let mut game = Game::new(seed);
+        while !game.finished() && n < decisions {
+            let t0 = Instant::now();
+            let choice = policy.choose(&game.public());
+            let dt = t0.elapsed().as_secs_f64();
+            secs += dt;
+            worst = worst.max(dt);
+            work += choice.work;
+            n += 1;
+            bar.inc(1);
+            let column = choice
+                .column
+                .ok_or("policy returned no column in a live game")?;
+            game.play(column, &mut ()).map_err(|e| e.to_string())?;
+        }
+        seed = seed.wrapping_add(1);
+    }
+    bar.finish_and_clear();
+    let per = secs / n as f64;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"policy": name, "start": seed_hex(start), "decisions": n, "secondsPerDecision": per,
+                "worstSeconds": worst, "workPerDecision": work as f64 / n as f64, "workPerSecond": work as f64 / secs, "threads": 1})
+        );
+    } else {
+        println!(
+            "{name}: {n} decisions from {}  {:.1} ms/decision (worst {:.1} ms)  work/decision {:.0}  {:.2} M work/s (1 thread)",
+            seed_hex(start),
+            per * 1e3,
+            worst * 1e3,
+            work as f64 / n as f64,
+            work as f64 / secs / 1e6
         );
     }
     Ok(())

@@ -40,13 +40,6 @@ impl SeedBlock {
     pub fn seeds(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.count).map(|i| self.start.wrapping_add(i))
     }
-    /// End as a u64 (exclusive; no wrapping for the overlap checks).
-    pub fn end(&self) -> u64 {
-        self.start as u64 + self.count as u64
-    }
-    pub fn overlaps(&self, o: &SeedBlock) -> bool {
-        (self.start as u64) < o.end() && (o.start as u64) < self.end()
-    }
 }
 
 impl std::fmt::Display for SeedBlock {

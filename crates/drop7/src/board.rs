@@ -4,6 +4,8 @@
 //! bottom cell in the low nibble. Cell codes: 0 empty, 1–7 numbered, 8 solid gray,
 //! 9 cracked gray. Columns are always bottom-packed, so a column's height is the index of
 //! its highest non-zero nibble and most rules become word arithmetic.
+// Grid code reads best with explicit (row, column) indices.
+#![allow(clippy::needless_range_loop)]
 
 use std::fmt;
 

@@ -4,6 +4,8 @@
 //! in row-major order from the top, and the leaf adds `weight · raw` term by term into a
 //! double starting at 0. The leaf is *not* mirror-symmetric in floating point, so the search
 //! evaluates canonical boards only.
+// Grid code reads best with explicit (row, column) indices.
+#![allow(clippy::needless_range_loop)]
 
 use crate::board::{Board, CRACKED, SIZE, SOLID};
 

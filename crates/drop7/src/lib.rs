@@ -23,6 +23,7 @@ pub use board::{Board, BoardError};
 pub use game::{Game, PublicState};
 pub use rules::{MoveError, MoveOutcome, Wave, play_move};
 pub mod fair_leaf;
+pub mod lease;
 pub mod policy;
 pub mod runner;
 pub mod search;

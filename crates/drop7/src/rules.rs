@@ -1,5 +1,7 @@
 //! One move of Hardcore Drop7: drop, waves, gray damage, reveals, gravity, rise, scoring,
 //! game over (SPEC §2, §4, §5). Hot path: no allocation, word arithmetic per column.
+// Grid code reads best with explicit (row, column) indices.
+#![allow(clippy::needless_range_loop)]
 
 use crate::board::{Board, FILL, NIBBLE_ONES, SIZE, column_height};
 use crate::rng::Mulberry32;

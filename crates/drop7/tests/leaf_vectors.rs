@@ -40,6 +40,16 @@ fn leaf_vectors_bit_exact() {
             want.to_bits(),
             "{name}: leaf expected {want:?}, got {got:?}"
         );
+        let (next, rise) = (
+            v["next"].as_u64().unwrap() as u8,
+            v["rise"].as_u64().unwrap() as u8,
+        );
+        let split = finish(board_part(&board), &board, next, rise);
+        assert_eq!(
+            split.to_bits(),
+            want.to_bits(),
+            "{name}: board part + finish differs from the leaf"
+        );
         n += 1;
     }
     assert_eq!(n, 400);
