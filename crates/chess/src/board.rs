@@ -1,0 +1,453 @@
+//! Board adapter: the only module that knows how `cozy-chess` spells things.
+//!
+//! Search and evaluation work on [`Board`] (a re-export) plus the helpers here, so
+//! swapping the move generator later touches this file only. Everything that parses
+//! outside input (FEN, EPD, UCI moves, SAN) returns `Result` with a readable message:
+//! the UCI loop turns those into `info string error: ...` and never panics.
+
+pub use cozy_chess::{BitBoard, Board, Color, File, Move, Piece, Rank, Square};
+
+/// The standard start position.
+pub const STARTPOS_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// A move that can never be legal (a1a1); used as "no move" in fixed-size tables.
+pub const NULL_MOVE: Move = Move { from: Square::A1, to: Square::A1, promotion: None };
+
+/// Most legal moves any chess position has is 218; 256 leaves room and keeps lists on the stack.
+pub const MAX_MOVES: usize = 256;
+
+/// Parse a FEN (6 fields) or an EPD position (the first 4 fields; clocks default to `0 1`).
+pub fn parse_fen(fen: &str) -> Result<Board, String> {
+    let fields: Vec<&str> = fen.split_whitespace().collect();
+    let text = match fields.len() {
+        4 => format!("{} 0 1", fields.join(" ")),
+        5 => format!("{} 1", fields.join(" ")),
+        6 => fields.join(" "),
+        n => return Err(format!("FEN needs 4 to 6 fields, got {n}: '{fen}'")),
+    };
+    Board::from_fen(&text, false).map_err(|e| format!("bad FEN '{text}': {e}"))
+}
+
+/// FEN of a board (standard castling letters).
+pub fn to_fen(board: &Board) -> String {
+    format!("{board}")
+}
+
+/// Is `mv` a castling move? cozy-chess encodes castling as "king takes own rook".
+#[inline]
+pub fn is_castle(board: &Board, mv: Move) -> bool {
+    board.colors(board.side_to_move()).has(mv.to)
+}
+
+/// Is `mv` a capture (including en passant)? Castling is not.
+#[inline]
+pub fn is_capture(board: &Board, mv: Move) -> bool {
+    board.colors(!board.side_to_move()).has(mv.to) || is_en_passant(board, mv)
+}
+
+/// Is `mv` an en-passant capture?
+#[inline]
+pub fn is_en_passant(board: &Board, mv: Move) -> bool {
+    mv.from.file() != mv.to.file()
+        && board.piece_on(mv.from) == Some(Piece::Pawn)
+        && board.piece_on(mv.to).is_none()
+}
+
+/// Captures and promotions: the moves quiescence search and move ordering treat as "noisy".
+#[inline]
+pub fn is_tactical(board: &Board, mv: Move) -> bool {
+    mv.promotion.is_some() || is_capture(board, mv)
+}
+
+/// The piece a move captures (a pawn for en passant), if any.
+#[inline]
+pub fn captured_piece(board: &Board, mv: Move) -> Option<Piece> {
+    if board.colors(!board.side_to_move()).has(mv.to) {
+        board.piece_on(mv.to)
+    } else if is_en_passant(board, mv) {
+        Some(Piece::Pawn)
+    } else {
+        None
+    }
+}
+
+/// Does the side to move have any piece other than king and pawns? Null move is unsound without.
+#[inline]
+pub fn has_non_pawn_material(board: &Board, color: Color) -> bool {
+    let pk = board.pieces(Piece::Pawn) | board.pieces(Piece::King);
+    !(board.colors(color) & !pk).is_empty()
+}
+
+/// Neither side can ever mate: K v K, K+minor v K, and KB v KB with same-coloured bishops.
+pub fn insufficient_material(board: &Board) -> bool {
+    let heavy = board.pieces(Piece::Pawn) | board.pieces(Piece::Rook) | board.pieces(Piece::Queen);
+    if !heavy.is_empty() {
+        return false;
+    }
+    let minors = board.pieces(Piece::Knight) | board.pieces(Piece::Bishop);
+    match minors.len() {
+        0 | 1 => true,
+        2 => {
+            let bishops = board.pieces(Piece::Bishop);
+            if bishops.len() == 2 && board.colors(Color::White).len() == 2 {
+                const DARK: u64 = 0xAA55_AA55_AA55_AA55;
+                let on_dark = (bishops.0 & DARK).count_ones();
+                on_dark != 1
+            } else {
+                false
+            }
+        }
+        _ => false,
+    }
+}
+
+/// All legal moves (allocates; for parsing and tools, not for search).
+pub fn legal_moves(board: &Board) -> Vec<Move> {
+    let mut out = Vec::with_capacity(64);
+    board.generate_moves(|pm| {
+        out.extend(pm);
+        false
+    });
+    out
+}
+
+/// UCI text of a move, with castling written the standard way (e1g1, not e1h1).
+pub fn move_to_uci(board: &Board, mv: Move) -> String {
+    if mv == NULL_MOVE {
+        return "0000".to_string();
+    }
+    if is_castle(board, mv) {
+        let file = if mv.to.file() > mv.from.file() { File::G } else { File::C };
+        let to = Square::new(file, mv.from.rank());
+        return format!("{}{}", mv.from, to);
+    }
+    format!("{mv}")
+}
+
+/// Parse a UCI move and check it is legal here. Accepts both e1g1 and e1h1 castling.
+pub fn uci_to_move(board: &Board, text: &str) -> Result<Move, String> {
+    let parsed: Move = text.parse().map_err(|_| format!("'{text}' is not a UCI move"))?;
+    let mut mv = parsed;
+    if board.piece_on(mv.from) == Some(Piece::King)
+        && board.color_on(mv.from) == Some(board.side_to_move())
+        && mv.from.file() == File::E
+        && (mv.to.file() == File::G || mv.to.file() == File::C)
+        && mv.from.rank() == mv.to.rank()
+    {
+        let rook_file = if mv.to.file() == File::G { File::H } else { File::A };
+        let rook_sq = Square::new(rook_file, mv.from.rank());
+        let castle = Move { from: mv.from, to: rook_sq, promotion: None };
+        if board.is_legal(castle) {
+            mv = castle;
+        }
+    }
+    if board.is_legal(mv) {
+        Ok(mv)
+    } else {
+        Err(format!("illegal move '{text}' in {}", to_fen(board)))
+    }
+}
+
+fn piece_letter(p: Piece) -> char {
+    match p {
+        Piece::Pawn => 'P',
+        Piece::Knight => 'N',
+        Piece::Bishop => 'B',
+        Piece::Rook => 'R',
+        Piece::Queen => 'Q',
+        Piece::King => 'K',
+    }
+}
+
+/// Standard algebraic notation of a legal move, with `+`/`#` suffix.
+pub fn to_san(board: &Board, mv: Move) -> String {
+    let mut s = san_core(board, mv);
+    let mut after = board.clone();
+    after.play_unchecked(mv);
+    if !after.checkers().is_empty() {
+        let mut any = false;
+        after.generate_moves(|_| {
+            any = true;
+            true
+        });
+        s.push(if any { '+' } else { '#' });
+    }
+    s
+}
+
+/// SAN without check suffix.
+fn san_core(board: &Board, mv: Move) -> String {
+    let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
+    if is_castle(board, mv) {
+        return if mv.to.file() > mv.from.file() { "O-O".into() } else { "O-O-O".into() };
+    }
+    let capture = is_capture(board, mv);
+    let mut s = String::new();
+    if piece == Piece::Pawn {
+        if capture {
+            s.push_str(&mv.from.file().to_string());
+            s.push('x');
+        }
+        s.push_str(&mv.to.to_string());
+        if let Some(p) = mv.promotion {
+            s.push('=');
+            s.push(piece_letter(p));
+        }
+        return s;
+    }
+    s.push(piece_letter(piece));
+    // Disambiguation: other pieces of the same kind that can reach the same square.
+    let mut same_file = false;
+    let mut same_rank = false;
+    let mut ambiguous = false;
+    for other in legal_moves(board) {
+        if other.to == mv.to && other.from != mv.from && board.piece_on(other.from) == Some(piece) {
+            ambiguous = true;
+            same_file |= other.from.file() == mv.from.file();
+            same_rank |= other.from.rank() == mv.from.rank();
+        }
+    }
+    if ambiguous {
+        let sq = mv.from.to_string();
+        if !same_file {
+            s.push_str(&sq[0..1]);
+        } else if !same_rank {
+            s.push_str(&sq[1..2]);
+        } else {
+            s.push_str(&sq);
+        }
+    }
+    if capture {
+        s.push('x');
+    }
+    s.push_str(&mv.to.to_string());
+    s
+}
+
+/// Normalise SAN for lenient comparison: EPD files differ on `x`, `=`, `+`, `!`, `0-0`.
+fn normalize_san(s: &str) -> String {
+    s.replace("0-0-0", "O-O-O")
+        .replace("0-0", "O-O")
+        .chars()
+        .filter(|c| !matches!(c, 'x' | '+' | '#' | '!' | '?' | '='))
+        .collect()
+}
+
+/// Parse a SAN move (as written in EPD `bm`/`am` fields). Also accepts UCI notation.
+pub fn parse_san(board: &Board, text: &str) -> Result<Move, String> {
+    let want = normalize_san(text.trim());
+    if want.is_empty() {
+        return Err("empty SAN move".into());
+    }
+    let moves = legal_moves(board);
+    let mut found = None;
+    for &mv in &moves {
+        if normalize_san(&san_core(board, mv)) == want {
+            found = Some(mv);
+            break;
+        }
+    }
+    if found.is_none() {
+        // Over-disambiguated SAN ("Ngf3" where "Nf3" suffices, or "Ng1f3") — match by pieces.
+        for &mv in &moves {
+            let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
+            if piece == Piece::Pawn || is_castle(board, mv) {
+                continue;
+            }
+            let full = format!("{}{}{}", piece_letter(piece), mv.from, mv.to);
+            let file = format!("{}{}{}", piece_letter(piece), &mv.from.to_string()[0..1], mv.to);
+            let rank = format!("{}{}{}", piece_letter(piece), &mv.from.to_string()[1..2], mv.to);
+            if want == full || want == file || want == rank {
+                found = Some(mv);
+                break;
+            }
+        }
+    }
+    match found {
+        Some(mv) => Ok(mv),
+        None => uci_to_move(board, text.trim()).map_err(|_| format!("'{text}' is not a legal SAN move in {}", to_fen(board))),
+    }
+}
+
+/// A game position plus the Zobrist keys of the positions before it (for repetition).
+#[derive(Clone)]
+pub struct Position {
+    pub board: Board,
+    /// Keys of earlier positions in the game, oldest first (not including `board`).
+    pub history: Vec<u64>,
+}
+
+impl Default for Position {
+    fn default() -> Self {
+        Self { board: Board::default(), history: Vec::new() }
+    }
+}
+
+impl Position {
+    pub fn from_fen(fen: &str) -> Result<Self, String> {
+        Ok(Self { board: parse_fen(fen)?, history: Vec::new() })
+    }
+
+    /// Play a UCI move after checking legality.
+    pub fn play_uci(&mut self, text: &str) -> Result<(), String> {
+        let mv = uci_to_move(&self.board, text)?;
+        self.play(mv);
+        Ok(())
+    }
+
+    /// Play a move known to be legal.
+    pub fn play(&mut self, mv: Move) {
+        self.history.push(self.board.hash());
+        self.board.play_unchecked(mv);
+        // Positions before an irreversible move can never repeat; keep the list short.
+        if self.board.halfmove_clock() == 0 {
+            self.history.clear();
+        }
+    }
+}
+
+/// Parsed EPD line: the position plus its operations (`bm`, `am`, `id`, `c8`, `D1` ...).
+#[derive(Clone, Debug)]
+pub struct Epd {
+    pub board: Board,
+    pub ops: Vec<(String, Vec<String>)>,
+}
+
+impl Epd {
+    /// First operand list for `op`, if present.
+    pub fn op(&self, op: &str) -> Option<&[String]> {
+        self.ops.iter().find(|(k, _)| k == op).map(|(_, v)| v.as_slice())
+    }
+
+    /// `id` or a fallback label.
+    pub fn id(&self) -> String {
+        self.op("id").and_then(|v| v.first().cloned()).unwrap_or_else(|| to_fen(&self.board))
+    }
+}
+
+/// Split operand text into tokens, keeping quoted strings together (quotes removed).
+fn split_operands(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in text.chars() {
+        match c {
+            '"' => {
+                if quoted {
+                    out.push(std::mem::take(&mut cur));
+                }
+                quoted = !quoted;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Parse one EPD line: 4 FEN fields, optional clocks, then `opcode operands;` groups.
+/// Also accepts the perft-suite style `FEN ;D1 20 ;D2 400`.
+pub fn parse_epd(line: &str) -> Result<Epd, String> {
+    let line = line.trim();
+    let mut rest = line;
+    let mut fields = Vec::new();
+    for _ in 0..4 {
+        rest = rest.trim_start();
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        if end == 0 {
+            return Err(format!("EPD line has fewer than 4 fields: '{line}'"));
+        }
+        fields.push(&rest[..end]);
+        rest = &rest[end..];
+    }
+    // Optional halfmove/fullmove numbers.
+    let mut clocks = Vec::new();
+    loop {
+        let t = rest.trim_start();
+        let end = t.find(|c: char| c.is_whitespace() || c == ';').unwrap_or(t.len());
+        if end > 0 && clocks.len() < 2 && t[..end].chars().all(|c| c.is_ascii_digit()) {
+            clocks.push(&t[..end]);
+            rest = &t[end..];
+        } else {
+            break;
+        }
+    }
+    let fen = if clocks.len() == 2 {
+        format!("{} {}", fields.join(" "), clocks.join(" "))
+    } else {
+        fields.join(" ")
+    };
+    let board = parse_fen(&fen)?;
+    let mut ops = Vec::new();
+    // Split on ';' outside quotes.
+    let mut quoted = false;
+    let mut start = 0;
+    let bytes: Vec<char> = rest.chars().collect();
+    let mut pieces = Vec::new();
+    for (i, &c) in bytes.iter().enumerate() {
+        if c == '"' {
+            quoted = !quoted;
+        } else if c == ';' && !quoted {
+            pieces.push(bytes[start..i].iter().collect::<String>());
+            start = i + 1;
+        }
+    }
+    pieces.push(bytes[start..].iter().collect::<String>());
+    for p in pieces {
+        let p = p.trim();
+        if p.is_empty() {
+            continue;
+        }
+        let mut toks = split_operands(p);
+        let opcode = toks.remove(0);
+        ops.push((opcode, toks));
+    }
+    Ok(Epd { board, ops })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn castling_uci_round_trip() {
+        let b = parse_fen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
+        let mv = uci_to_move(&b, "e1g1").unwrap();
+        assert!(is_castle(&b, mv));
+        assert_eq!(move_to_uci(&b, mv), "e1g1");
+        assert_eq!(to_san(&b, mv), "O-O");
+        let mv = uci_to_move(&b, "e1c1").unwrap();
+        assert_eq!(move_to_uci(&b, mv), "e1c1");
+    }
+
+    #[test]
+    fn san_parse() {
+        let b = parse_fen("2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1").unwrap();
+        let mv = parse_san(&b, "Qg6").unwrap();
+        assert_eq!(move_to_uci(&b, mv), "g3g6");
+        assert!(parse_san(&b, "Qh9").is_err());
+    }
+
+    #[test]
+    fn epd_parse() {
+        let e = parse_epd(r#"8/7p/5k2/5p2/p1p2P2/Pr1pPK2/1P1R3P/8 b - - bm Rxb2; id "WAC.002";"#).unwrap();
+        assert_eq!(e.op("bm").unwrap(), &["Rxb2".to_string()]);
+        assert_eq!(e.id(), "WAC.002");
+        let p = parse_epd("4k3/8/8/8/8/8/8/4K2R w K - 0 1 ;D1 15 ;D2 66").unwrap();
+        assert_eq!(p.op("D2").unwrap(), &["66".to_string()]);
+    }
+
+    #[test]
+    fn bad_fen_is_error() {
+        assert!(parse_fen("").is_err());
+        assert!(parse_fen("xyz w - - 0 1").is_err());
+        assert!(parse_fen("8/8/8/8/8/8/8/8 w - - 0 1").is_err());
+    }
+}

@@ -1,0 +1,114 @@
+//! Every search margin and rule threshold, in one place.
+//!
+//! Later issues replace these fixed margins with measured tables (DESIGN.md §3); each
+//! prune/reduce decision in `search/mod.rs` calls exactly one function here, so that
+//! calibration can wrap, instrument or override it without touching the node function.
+
+/// Deepest ply the search will ever reach (arrays are sized from it).
+pub const MAX_PLY: usize = 128;
+
+pub const INFINITE: i32 = 32_001;
+pub const MATE: i32 = 32_000;
+/// Scores beyond this are mates (with distance encoded as `MATE - ply`).
+pub const MATE_BOUND: i32 = MATE - MAX_PLY as i32 * 2;
+pub const DRAW: i32 = 0;
+
+// --- Aspiration windows -------------------------------------------------------------
+pub const ASPIRATION_MIN_DEPTH: i32 = 5;
+pub const ASPIRATION_DELTA: i32 = 20;
+
+// --- Reverse futility pruning (static null move) ------------------------------------
+pub const RFP_MAX_DEPTH: i32 = 8;
+pub const RFP_MARGIN_PER_DEPTH: i32 = 75;
+pub const RFP_IMPROVING_BONUS: i32 = 60;
+
+/// RFP margin by remaining depth and improving flag.
+#[inline]
+pub fn rfp_margin(depth: i32, improving: bool) -> i32 {
+    RFP_MARGIN_PER_DEPTH * depth - if improving { RFP_IMPROVING_BONUS } else { 0 }
+}
+
+/// The value RFP returns when it fires: Stockfish's blend biased toward beta (see
+/// extended-pruning-depth.md, "What return value RFP should use").
+#[inline]
+pub fn rfp_return(eval: i32, beta: i32) -> i32 {
+    (661 * beta + 363 * eval) / 1024
+}
+
+// --- Null move ----------------------------------------------------------------------
+pub const NMP_MIN_DEPTH: i32 = 3;
+/// From this depth a null-move cutoff is verified by a reduced normal search.
+pub const NMP_VERIFY_DEPTH: i32 = 12;
+
+/// Null-move depth reduction.
+#[inline]
+pub fn nmp_reduction(depth: i32, eval: i32, beta: i32) -> i32 {
+    3 + depth / 3 + ((eval - beta) / 200).clamp(0, 3)
+}
+
+// --- Razoring ------------------------------------------------------------------------
+pub const RAZOR_MAX_DEPTH: i32 = 3;
+pub const RAZOR_MARGIN: [i32; 4] = [0, 300, 450, 600];
+
+// --- Internal iterative reduction ------------------------------------------------------
+pub const IIR_MIN_DEPTH: i32 = 4;
+
+// --- Late move pruning ---------------------------------------------------------------
+pub const LMP_MAX_DEPTH: i32 = 8;
+
+/// Quiet moves searched before the rest are pruned.
+#[inline]
+pub fn lmp_limit(depth: i32, improving: bool) -> usize {
+    let base = 3 + depth * depth;
+    (if improving { base } else { base / 2 }) as usize
+}
+
+// --- Futility pruning (parent node, quiet moves) --------------------------------------
+pub const FP_MAX_DEPTH: i32 = 7;
+pub const FP_BASE: i32 = 90;
+pub const FP_PER_DEPTH: i32 = 95;
+
+#[inline]
+pub fn futility_margin(lmr_depth: i32) -> i32 {
+    FP_BASE + FP_PER_DEPTH * lmr_depth
+}
+
+// --- SEE pruning in the main search ----------------------------------------------------
+pub const SEE_PRUNE_MAX_DEPTH: i32 = 8;
+pub const SEE_QUIET_MARGIN: i32 = -60;
+pub const SEE_NOISY_MARGIN: i32 = -25;
+
+// --- Quiescence ------------------------------------------------------------------------
+/// Delta (futility) margin in quiescence: stand pat + victim + this cannot reach alpha.
+pub const QS_FUTILITY_MARGIN: i32 = 150;
+
+// --- Late move reductions --------------------------------------------------------------
+pub const LMR_MIN_DEPTH: i32 = 3;
+pub const LMR_BASE: f64 = 0.75;
+pub const LMR_DIVISOR: f64 = 2.25;
+/// History score worth one ply of reduction.
+pub const LMR_HISTORY_DIVISOR: i32 = 8192;
+
+/// Log-based reduction table `[depth][move number]`.
+pub fn lmr_table() -> Box<[[u8; 64]; 64]> {
+    let mut t = Box::new([[0u8; 64]; 64]);
+    for (d, row) in t.iter_mut().enumerate().skip(1) {
+        for (m, r) in row.iter_mut().enumerate().skip(1) {
+            *r = (LMR_BASE + (d as f64).ln() * (m as f64).ln() / LMR_DIVISOR) as u8;
+        }
+    }
+    t
+}
+
+// --- History -----------------------------------------------------------------------------
+pub const HISTORY_MAX: i32 = 16_384;
+
+#[inline]
+pub fn history_bonus(depth: i32) -> i32 {
+    (depth * depth * 16 + depth * 32).min(1_600)
+}
+
+// --- Time ----------------------------------------------------------------------------------
+pub const DEFAULT_MOVE_OVERHEAD_MS: u64 = 30;
+/// How often (in nodes) the main thread looks at the clock.
+pub const TIME_CHECK_NODES: u64 = 1024;

@@ -1,0 +1,203 @@
+//! Shared transposition table for Lazy SMP, lock-free and without `unsafe`.
+//!
+//! Each slot is two `AtomicU64`s: `data` and `key ^ data`. A reader accepts an entry only if
+//! `stored_key ^ data == key`, so a torn write (two threads racing on one slot) shows up as a
+//! key mismatch and is ignored instead of returning a corrupted move or score. This is the
+//! classic "lockless hashing" scheme (Hyatt & Mann); relaxed atomics suffice because a stale
+//! or missing entry only costs search effort, never correctness.
+
+use super::params::MATE_BOUND;
+use crate::board::{Move, NULL_MOVE, Piece, Square};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    None = 0,
+    Upper = 1,
+    Lower = 2,
+    Exact = 3,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TtEntry {
+    pub mv: Move,
+    pub score: i32,
+    pub eval: i32,
+    pub depth: i32,
+    pub bound: Bound,
+}
+
+/// Compress a move to 16 bits: from(6) | to(6) | promotion(3).
+pub fn pack_move(mv: Move) -> u16 {
+    let promo = match mv.promotion {
+        None => 0,
+        Some(Piece::Knight) => 1,
+        Some(Piece::Bishop) => 2,
+        Some(Piece::Rook) => 3,
+        _ => 4,
+    };
+    (mv.from as u16) | (mv.to as u16) << 6 | promo << 12
+}
+
+pub fn unpack_move(v: u16) -> Move {
+    if v == 0 {
+        return NULL_MOVE;
+    }
+    let promotion = match v >> 12 {
+        1 => Some(Piece::Knight),
+        2 => Some(Piece::Bishop),
+        3 => Some(Piece::Rook),
+        4 => Some(Piece::Queen),
+        _ => None,
+    };
+    Move { from: Square::index((v & 63) as usize), to: Square::index(((v >> 6) & 63) as usize), promotion }
+}
+
+/// Mate scores are stored relative to the node, not the root, so they stay right when the
+/// same position is reached at another ply.
+#[inline]
+pub fn score_to_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score + ply as i32
+    } else if score <= -MATE_BOUND {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+#[inline]
+pub fn score_from_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score - ply as i32
+    } else if score <= -MATE_BOUND {
+        score + ply as i32
+    } else {
+        score
+    }
+}
+
+struct Slot {
+    key_xor: AtomicU64,
+    data: AtomicU64,
+}
+
+pub struct Tt {
+    slots: Vec<Slot>,
+    age: AtomicU8,
+}
+
+// data layout: move 16 | score 16 | eval 16 | depth 8 | bound 2 | age 6
+fn pack(mv: u16, score: i32, eval: i32, depth: i32, bound: Bound, age: u8) -> u64 {
+    (mv as u64)
+        | ((score as i16 as u16 as u64) << 16)
+        | ((eval as i16 as u16 as u64) << 32)
+        | ((depth.clamp(0, 255) as u64) << 48)
+        | ((bound as u64) << 56)
+        | (((age & 63) as u64) << 58)
+}
+
+impl Tt {
+    /// A table of about `mb` megabytes (16 bytes per slot).
+    pub fn new(mb: usize) -> Self {
+        let n = (mb.max(1) * 1024 * 1024 / 16).max(1024);
+        let slots = (0..n).map(|_| Slot { key_xor: AtomicU64::new(0), data: AtomicU64::new(0) }).collect();
+        Self { slots, age: AtomicU8::new(0) }
+    }
+
+    pub fn clear(&self) {
+        for s in &self.slots {
+            s.key_xor.store(0, Relaxed);
+            s.data.store(0, Relaxed);
+        }
+        self.age.store(0, Relaxed);
+    }
+
+    /// Called once per `go`: entries from older searches become preferred victims.
+    pub fn new_search(&self) {
+        self.age.store(self.age.load(Relaxed).wrapping_add(1) & 63, Relaxed);
+    }
+
+    #[inline]
+    fn index(&self, key: u64) -> usize {
+        ((key as u128 * self.slots.len() as u128) >> 64) as usize
+    }
+
+    #[inline]
+    pub fn probe(&self, key: u64, ply: usize) -> Option<TtEntry> {
+        let slot = &self.slots[self.index(key)];
+        let data = slot.data.load(Relaxed);
+        let kx = slot.key_xor.load(Relaxed);
+        if kx ^ data != key || data == 0 {
+            return None;
+        }
+        let bound = match (data >> 56) & 3 {
+            1 => Bound::Upper,
+            2 => Bound::Lower,
+            3 => Bound::Exact,
+            _ => Bound::None,
+        };
+        Some(TtEntry {
+            mv: unpack_move(data as u16),
+            score: score_from_tt((data >> 16) as u16 as i16 as i32, ply),
+            eval: (data >> 32) as u16 as i16 as i32,
+            depth: ((data >> 48) & 255) as i32,
+            bound,
+        })
+    }
+
+    /// Store, preferring to keep deeper entries of the current search for the same key.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn store(&self, key: u64, mv: Move, score: i32, eval: i32, depth: i32, bound: Bound, ply: usize) {
+        let slot = &self.slots[self.index(key)];
+        let age = self.age.load(Relaxed);
+        let old = slot.data.load(Relaxed);
+        let old_key = slot.key_xor.load(Relaxed) ^ old;
+        let old_depth = ((old >> 48) & 255) as i32;
+        let old_age = ((old >> 58) & 63) as u8;
+        let same = old_key == key;
+        if same && bound != Bound::Exact && depth + 3 < old_depth && old_age == age {
+            return;
+        }
+        // Keep the previous best move when this store has none for the same position.
+        let mv16 = if mv == NULL_MOVE && same { old as u16 } else { pack_move(mv) };
+        let data = pack(mv16, score_to_tt(score, ply), eval, depth, bound, age);
+        slot.data.store(data, Relaxed);
+        slot.key_xor.store(key ^ data, Relaxed);
+    }
+
+    /// Permille of sampled slots written by the current search (UCI `hashfull`).
+    pub fn hashfull(&self) -> u32 {
+        let age = self.age.load(Relaxed);
+        let n = self.slots.len().min(1000);
+        let used = self.slots[..n]
+            .iter()
+            .filter(|s| {
+                let d = s.data.load(Relaxed);
+                d != 0 && ((d >> 58) & 63) as u8 == age
+            })
+            .count();
+        (used * 1000 / n) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_mates() {
+        let tt = Tt::new(1);
+        let mv: Move = "e7e8q".parse().unwrap();
+        tt.store(0xDEAD_BEEF, mv, MATE_BOUND + 50 - 3, -12, 7, Bound::Lower, 3);
+        let e = tt.probe(0xDEAD_BEEF, 5).unwrap();
+        assert_eq!(e.mv, mv);
+        // Mate found 3 plies from the root, read back at ply 5: distance grows by 2.
+        assert_eq!(e.score, MATE_BOUND + 50 - 5);
+        assert_eq!(e.eval, -12);
+        assert_eq!(e.depth, 7);
+        assert_eq!(e.bound, Bound::Lower);
+        assert!(tt.probe(0xDEAD_BEE0, 0).is_none());
+    }
+}

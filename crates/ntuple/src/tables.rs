@@ -1,0 +1,183 @@
+//! Shared tables: f32 weights (and, when training, the two temporal-coherence accumulators)
+//! stored as `AtomicU32` bit patterns. Training threads read and write them with relaxed
+//! ordering ("Hogwild"): a concurrent update may be lost, but there is no data race and no
+//! `unsafe`. Single-threaded training is exactly the serial rule, hence deterministic.
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+use crate::layout::Layout;
+
+/// Initial optimistic value of a fresh board in rise units (≈ 340,000 points).
+pub const OPTIMISTIC_TOTAL: f32 = 20.0;
+/// TD error clamp, rise units.
+pub const DELTA_CLAMP: f32 = 30.0;
+
+/// The value tables of one layout.
+pub struct Tables {
+    pub layout: Layout,
+    pub weights: Vec<AtomicU32>,
+    /// Temporal coherence: E (running sum of errors) and A (running sum of |errors|).
+    pub coherence: Option<(Vec<AtomicU32>, Vec<AtomicU32>)>,
+}
+
+/// Bytes a table set needs: 4 per entry, 12 with the accumulators.
+pub fn bytes_needed(layout: &Layout, with_coherence: bool) -> u64 {
+    layout.total * if with_coherence { 12 } else { 4 }
+}
+
+/// `MemAvailable` from /proc/meminfo, in bytes (None where unknown).
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Refuse to allocate what the machine cannot hold, with a message that says how much.
+pub fn check_memory(layout: &Layout, with_coherence: bool) -> Result<(), String> {
+    let need = bytes_needed(layout, with_coherence);
+    if let Some(avail) = available_memory() {
+        // keep 1 GiB of headroom for the rest of the process and the OS
+        if need + (1 << 30) > avail {
+            return Err(format!(
+                "layout `{layout}` needs {:.1} GB ({} entries × {} bytes{}) but only {:.1} GB is available; use a smaller layout{}",
+                need as f64 / 1e9,
+                layout.total,
+                if with_coherence { 12 } else { 4 },
+                if with_coherence { ", weights + E + A accumulators" } else { "" },
+                avail as f64 / 1e9,
+                if with_coherence { " or load the weights without accumulators" } else { "" }
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn filled(n: u64, v: f32) -> Vec<AtomicU32> {
+    let bits = v.to_bits();
+    (0..n).map(|_| AtomicU32::new(bits)).collect()
+}
+
+impl Tables {
+    /// Fresh tables: every weight `optimistic_total / active` (computed in f32), so a state's
+    /// value starts at `optimistic_total` rise units; accumulators at 0 if `trainable`.
+    pub fn new(layout: Layout, optimistic_total: f32, trainable: bool) -> Result<Self, String> {
+        check_memory(&layout, trainable)?;
+        let init = optimistic_total / layout.active() as f32;
+        let weights = filled(layout.total, init);
+        let coherence = trainable.then(|| (filled(layout.total, 0.0), filled(layout.total, 0.0)));
+        Ok(Self { layout, weights, coherence })
+    }
+
+    /// The initial weight of a fresh entry (to recognise never-updated entries).
+    pub fn initial_weight(&self) -> f32 {
+        OPTIMISTIC_TOTAL / self.layout.active() as f32
+    }
+
+    #[inline]
+    pub fn weight(&self, i: u64) -> f32 {
+        f32::from_bits(self.weights[i as usize].load(Relaxed))
+    }
+
+    #[inline]
+    pub fn set_weight(&self, i: u64, v: f32) {
+        self.weights[i as usize].store(v.to_bits(), Relaxed)
+    }
+
+    /// Value in rise units: the f32 sum of the active entries in feature order.
+    #[inline]
+    pub fn value(&self, active: &[u64]) -> f32 {
+        let mut v = 0.0f32;
+        for &i in active {
+            v += self.weight(i);
+        }
+        v
+    }
+
+    /// One TD(0)+TC step towards `target` (rise units) for the state whose entries are
+    /// `active`: δ = clamp(target − V, ±30); each entry moves by β·α·δ/n with β = |E|/A
+    /// (1 while A = 0), then E += δ, A += |δ|. Returns δ.
+    pub fn update(&self, active: &[u64], target: f32, alpha: f32) -> f32 {
+        let pred = self.value(active);
+        let delta = (target - pred).clamp(-DELTA_CLAMP, DELTA_CLAMP);
+        let step = alpha * delta / active.len() as f32;
+        match &self.coherence {
+            Some((e_acc, a_acc)) => {
+                for &i in active {
+                    let i = i as usize;
+                    let e = f32::from_bits(e_acc[i].load(Relaxed));
+                    let a = f32::from_bits(a_acc[i].load(Relaxed));
+                    let beta = if a > 0.0 { e.abs() / a } else { 1.0 };
+                    let w = f32::from_bits(self.weights[i].load(Relaxed));
+                    self.weights[i].store((w + beta * step).to_bits(), Relaxed);
+                    e_acc[i].store((e + delta).to_bits(), Relaxed);
+                    a_acc[i].store((a + delta.abs()).to_bits(), Relaxed);
+                }
+            }
+            None => {
+                for &i in active {
+                    let w = self.weight(i);
+                    self.set_weight(i, w + step);
+                }
+            }
+        }
+        delta
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Tables {
+        Tables::new(Layout::parse("win23,win32,phase=none").unwrap(), OPTIMISTIC_TOTAL, true).unwrap()
+    }
+
+    #[test]
+    fn fresh_entries_move_by_alpha_delta_over_n() {
+        let t = small();
+        let active: Vec<u64> = (0..60).map(|k| k * 1_000_000 + 7).collect();
+        assert!((t.value(&active) - 20.0).abs() < 1e-4);
+        let before = t.weight(active[0]);
+        let d = t.update(&active, 20.0 + 6.0, 0.5);
+        assert!((d - 6.0).abs() < 1e-4);
+        let moved = t.weight(active[0]) - before;
+        assert!((moved - 0.5 * d / 60.0).abs() < 1e-6, "moved {moved}");
+    }
+
+    #[test]
+    fn coherence_freezes_after_opposite_errors() {
+        let t = small();
+        let active = [3u64];
+        t.set_weight(3, 0.0);
+        // +4 then −4 with α = 0.5 and one active entry
+        t.update(&active, 4.0, 0.5);
+        assert_eq!(t.weight(3), 2.0);
+        t.update(&active, 2.0 - 4.0, 0.5);
+        // β = |4|/4 = 1 on the second step: w = 2 + 0.5·(−4) = 0
+        assert_eq!(t.weight(3), 0.0);
+        let (e, a) = t.coherence.as_ref().unwrap();
+        assert_eq!(f32::from_bits(e[3].load(Relaxed)), 0.0);
+        assert_eq!(f32::from_bits(a[3].load(Relaxed)), 8.0);
+        // now |E|/A = 0: frozen whatever the error
+        t.update(&active, 25.0, 0.5);
+        assert_eq!(t.weight(3), 0.0);
+    }
+
+    #[test]
+    fn clamp_limits_the_error() {
+        let t = small();
+        let d = t.update(&[1, 2], 1000.0, 1.0);
+        assert_eq!(d, DELTA_CLAMP);
+    }
+
+    #[test]
+    fn memory_check_refuses_absurd_layouts() {
+        let wide = Layout::parse("rows,cols,win23,win32,win24,win42,phase=all").unwrap();
+        assert_eq!(bytes_needed(&wide, true), 69_600_000_000);
+        if available_memory().is_some_and(|m| m < 69_000_000_000) {
+            let e = check_memory(&wide, true).unwrap_err();
+            assert!(e.contains("69.6 GB"), "{e}");
+        }
+    }
+}
