@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod inspect;
+mod learn;
 mod mechanics;
 mod play;
 mod policies;
@@ -19,6 +20,9 @@ mod screen;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Model file for `ntuple-*` policies written without `@FILE` (or set DROP7_MODEL).
+    #[arg(long, global = true)]
+    model: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -37,6 +41,10 @@ enum Command {
     Screen(screen::ScreenArgs),
     /// The seed ledger: list leases, reserve blocks for training, validation or screens.
     Lease(screen::LeaseArgs),
+    /// Train n-tuple tables by TD(0) with temporal coherence (resumable, validated).
+    Train(learn::TrainArgs),
+    /// Inspect, edit or promote a D7NTUP01 model file; draw a training curve.
+    Model(learn::ModelArgs),
     /// Print the fair leaf value and its 18 raw terms as JSON (one state, or --batch).
     Leaf(inspect::StateArgs),
     /// Run the fair search on a state: decision, every root Q, work (one state, or --batch).
@@ -47,6 +55,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    policies::set_default_model(cli.model.clone());
     let result = match cli.command {
         Command::Trace(a) => mechanics::trace(a),
         Command::Step(a) => mechanics::step(a),
@@ -55,6 +64,8 @@ fn main() -> ExitCode {
         Command::Play(a) => play::play(a),
         Command::Screen(a) => screen::screen(a),
         Command::Lease(a) => screen::lease(a),
+        Command::Train(a) => learn::train(a),
+        Command::Model(a) => learn::model_cmd(a),
         Command::Leaf(a) => inspect::leaf(a),
         Command::Search(a) => inspect::search(a),
         Command::D7p(a) => inspect::d7p(a),

@@ -167,7 +167,8 @@ impl Ledger {
 
     /// Open a block for `role` on behalf of `opener`:
     /// * a lease of another role overlapping the block → refused, always;
-    /// * an exact lease already opened by someone else → refused unless `force`;
+    /// * an exact screen lease already opened by someone else → refused unless `force`
+    ///   (training and validation blocks may be re-read);
     ///   opened by the same `opener` → allowed (a resumed run);
     /// * a reserved exact lease → opened; no lease → one is created, opened.
     ///

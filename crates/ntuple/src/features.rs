@@ -17,7 +17,10 @@ const fn build_dec16() -> [u32; 1 << 16] {
     let mut t = [0u32; 1 << 16];
     let mut x = 0;
     while x < (1 << 16) {
-        t[x] = (x & 0xF) as u32 + 10 * ((x >> 4) & 0xF) as u32 + 100 * ((x >> 8) & 0xF) as u32 + 1000 * ((x >> 12) & 0xF) as u32;
+        t[x] = (x & 0xF) as u32
+            + 10 * ((x >> 4) & 0xF) as u32
+            + 100 * ((x >> 8) & 0xF) as u32
+            + 1000 * ((x >> 12) & 0xF) as u32;
         x += 1;
     }
     t
@@ -69,13 +72,22 @@ pub fn active(layout: &Layout, board: &Board, moves_remaining: u8) -> Active {
     let cols = b.cols;
     let phase = phase_index(moves_remaining);
     let fill = layout.fill.bucket(&b) * layout.bucket_entries;
-    let mut out = Active { idx: [0; MAX_ACTIVE], len: 0 };
+    let mut out = Active {
+        idx: [0; MAX_ACTIVE],
+        len: 0,
+    };
     let mut push = |i: u64| {
         out.idx[out.len] = i;
         out.len += 1;
     };
     for (&fam, &(off, size, conditioned)) in layout.families.iter().zip(&layout.parts) {
-        let base = fill + off + if conditioned { phase * fam.patterns() } else { 0 };
+        let base = fill
+            + off
+            + if conditioned {
+                phase * fam.patterns()
+            } else {
+                0
+            };
         match fam {
             Family::Rows => {
                 for r in 0..SIZE {
@@ -105,7 +117,9 @@ pub fn active(layout: &Layout, board: &Board, moves_remaining: u8) -> Active {
                 for c in 0..5 {
                     for top in 0..6 {
                         let lo = 5 - top;
-                        let p = chunk(cols[c], lo, 0xFF) + 100 * chunk(cols[c + 1], lo, 0xFF) + 10_000 * chunk(cols[c + 2], lo, 0xFF);
+                        let p = chunk(cols[c], lo, 0xFF)
+                            + 100 * chunk(cols[c + 1], lo, 0xFF)
+                            + 10_000 * chunk(cols[c + 2], lo, 0xFF);
                         push(base + (c * 6 + top) as u64 * size + p);
                     }
                 }
@@ -114,7 +128,8 @@ pub fn active(layout: &Layout, board: &Board, moves_remaining: u8) -> Active {
                 for c in 0..6 {
                     for top in 0..4 {
                         let lo = 3 - top;
-                        let p = chunk(cols[c], lo, 0xFFFF) + 10_000 * chunk(cols[c + 1], lo, 0xFFFF);
+                        let p =
+                            chunk(cols[c], lo, 0xFFFF) + 10_000 * chunk(cols[c + 1], lo, 0xFFFF);
                         push(base + (c * 4 + top) as u64 * size + p);
                     }
                 }
@@ -173,7 +188,12 @@ mod tests {
         let p = 2u64;
         // rows: offset 0, size 5·10⁷, pattern Σ cell(r,c)·10^c
         let row5 = 7 + 10 * 1 + 100 * 8 + 1000 * 2 + 10_000 * 9 + 100_000 * 3 + 1_000_000 * 8;
-        assert_eq!(row5, (0..7).map(|c| cell(&b, 5, c) * 10u64.pow(c as u32)).sum::<u64>());
+        assert_eq!(
+            row5,
+            (0..7)
+                .map(|c| cell(&b, 5, c) * 10u64.pow(c as u32))
+                .sum::<u64>()
+        );
         assert_eq!(a.idx[5], 5 * 50_000_000 + p * 10_000_000 + row5);
         // cols: offset 7·5·10⁷, pattern Σ cell(r,c)·10^(6−r); column 0 = 8,7,4,2 from the bottom
         let col0 = 8 + 10 * 7 + 100 * 4 + 1000 * 2;
@@ -182,20 +202,33 @@ mod tests {
         let l23 = 100 * 5 + 10 * 1 + 8;
         let r23 = 100 * 6 + 10 * 8 + 9;
         let off23 = 700_000_000;
-        assert_eq!(a.idx[14 + 5 + 4], off23 + (5 + 4) * 5_000_000 + p * 1_000_000 + l23 + 1000 * r23);
+        assert_eq!(
+            a.idx[14 + 5 + 4],
+            off23 + (5 + 4) * 5_000_000 + p * 1_000_000 + l23 + 1000 * r23
+        );
         // win32 (c=2, top=5): rows 5..6 of columns 2..4: a = 10·cell(5,2)+cell(6,2)
         let (x, y, z) = (10 * 8 + 9, 10 * 2 + 9, 10 * 9 + 9);
         let off32 = off23 + 30 * 5_000_000;
-        assert_eq!(a.idx[14 + 30 + 2 * 6 + 5], off32 + (2 * 6 + 5) * 5_000_000 + p * 1_000_000 + x + 100 * y + 10_000 * z);
+        assert_eq!(
+            a.idx[14 + 30 + 2 * 6 + 5],
+            off32 + (2 * 6 + 5) * 5_000_000 + p * 1_000_000 + x + 100 * y + 10_000 * z
+        );
         // win24 (c=0, top=3): rows 3..6, lowest row least significant; never conditioned
         let left = 8 + 10 * 7 + 100 * 4 + 1000 * 2;
         let right = 8 + 10 * 1 + 100 * 5 + 1000 * 3;
         let off24 = off32 + 30 * 5_000_000;
-        assert_eq!(a.idx[14 + 60 + 3], off24 + 3 * 100_000_000 + left + 10_000 * right);
+        assert_eq!(
+            a.idx[14 + 60 + 3],
+            off24 + 3 * 100_000_000 + left + 10_000 * right
+        );
         // win42 (c=3, top=4): rows 4..5, columns 3..6; Σ 100^j (10·cell(4,c+j) + cell(5,c+j))
         let off42 = off24 + 24 * 100_000_000;
-        let w = (10 * 1 + 2) + 100 * (10 * 0 + 9) + 10_000 * (10 * 0 + 3) + 1_000_000 * (10 * 8 + 8);
-        assert_eq!(a.idx[14 + 60 + 24 + 3 * 6 + 4], off42 + (3 * 6 + 4) * 100_000_000 + w);
+        let w =
+            (10 * 1 + 2) + 100 * (10 * 0 + 9) + 10_000 * (10 * 0 + 3) + 1_000_000 * (10 * 8 + 8);
+        assert_eq!(
+            a.idx[14 + 60 + 24 + 3 * 6 + 4],
+            off42 + (3 * 6 + 4) * 100_000_000 + w
+        );
         assert_eq!(l.total, off42 + 24 * 100_000_000);
     }
 
@@ -210,7 +243,10 @@ mod tests {
             let c = active(&cols, &b, mr);
             // rows unconditioned, cols shifted by phase·10⁷
             assert_eq!(c.idx[0], active(&cols, &b, 1).idx[0]);
-            assert_eq!(c.idx[7], active(&cols, &b, 1).idx[7] + (mr as u64 - 1) * 10_000_000);
+            assert_eq!(
+                c.idx[7],
+                active(&cols, &b, 1).idx[7] + (mr as u64 - 1) * 10_000_000
+            );
         }
         assert_eq!(phase_index(0), 0);
     }
@@ -220,7 +256,10 @@ mod tests {
         let b = board(); // 23 occupied cells → occ5 bucket 2; tallest column 5 → hgt5 bucket 2
         let base = Layout::parse("rows,cols,phase=none").unwrap();
         let a0 = active(&base, &b, 4);
-        for (fill, bucket) in [(crate::layout::Fill::Occ5, 2u64), (crate::layout::Fill::Hgt5, 2)] {
+        for (fill, bucket) in [
+            (crate::layout::Fill::Occ5, 2u64),
+            (crate::layout::Fill::Hgt5, 2),
+        ] {
             let l = base.with_fill(fill);
             let a = active(&l, &b, 4);
             for k in 0..a.len {
@@ -233,6 +272,9 @@ mod tests {
     fn reflection_invariant() {
         let l = Layout::parse("rows,cols,win23,win32,win24,win42,phase=all").unwrap();
         let b = board();
-        assert_eq!(active(&l, &b, 2).as_slice(), active(&l, &b.mirrored(), 2).as_slice());
+        assert_eq!(
+            active(&l, &b, 2).as_slice(),
+            active(&l, &b.mirrored(), 2).as_slice()
+        );
     }
 }

@@ -21,7 +21,14 @@ pub enum Family {
 }
 
 impl Family {
-    pub const ALL: [Family; 6] = [Family::Rows, Family::Cols, Family::Win23, Family::Win32, Family::Win24, Family::Win42];
+    pub const ALL: [Family; 6] = [
+        Family::Rows,
+        Family::Cols,
+        Family::Win23,
+        Family::Win32,
+        Family::Win24,
+        Family::Win42,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -122,7 +129,11 @@ impl Layout {
                     "none" => Fill::None,
                     "occ5" => Fill::Occ5,
                     "hgt5" => Fill::Hgt5,
-                    _ => return Err(format!("bad layout `{spec}`: fill must be none, occ5 or hgt5 (got `{p}`)")),
+                    _ => {
+                        return Err(format!(
+                            "bad layout `{spec}`: fill must be none, occ5 or hgt5 (got `{p}`)"
+                        ));
+                    }
                 };
                 continue;
             }
@@ -131,7 +142,11 @@ impl Layout {
                     "none" => Phase::None,
                     "cols" => Phase::Cols,
                     "all" => Phase::All,
-                    _ => return Err(format!("bad layout `{spec}`: phase must be none, cols or all (got `{p}`)")),
+                    _ => {
+                        return Err(format!(
+                            "bad layout `{spec}`: phase must be none, cols or all (got `{p}`)"
+                        ));
+                    }
                 };
                 continue;
             }
@@ -163,13 +178,23 @@ impl Layout {
             let conditioned = match phase {
                 Phase::None => false,
                 Phase::Cols => f == Family::Cols,
-                Phase::All => matches!(f, Family::Rows | Family::Cols | Family::Win23 | Family::Win32),
+                Phase::All => matches!(
+                    f,
+                    Family::Rows | Family::Cols | Family::Win23 | Family::Win32
+                ),
             };
             let size = f.patterns() * if conditioned { 5 } else { 1 };
             parts.push((off, size, conditioned));
             off += f.tables() * size;
         }
-        Self { families, phase, fill, bucket_entries: off, parts, total: off * fill.buckets() }
+        Self {
+            families,
+            phase,
+            fill,
+            bucket_entries: off,
+            parts,
+            total: off * fill.buckets(),
+        }
     }
 
     /// Active lookups per state (one per table).
@@ -214,7 +239,11 @@ mod tests {
             ("rows,cols,win23,win32,phase=all", 1_000_000_000, 74),
             ("rows,cols,phase=cols", 420_000_000, 14),
             ("win23,win32,phase=none", 60_000_000, 60),
-            ("rows,cols,win23,win32,win24,win42,phase=all", 5_800_000_000, 122),
+            (
+                "rows,cols,win23,win32,win24,win42,phase=all",
+                5_800_000_000,
+                122,
+            ),
         ];
         for (spec, total, active) in cases {
             let l = Layout::parse(spec).unwrap();
@@ -222,7 +251,10 @@ mod tests {
             assert_eq!(l.active(), active, "{spec}");
             assert_eq!(l.spec(), spec);
         }
-        assert_eq!(Layout::parse("win32,rows").unwrap().spec(), "rows,win32,phase=none");
+        assert_eq!(
+            Layout::parse("win32,rows").unwrap().spec(),
+            "rows,win32,phase=none"
+        );
         assert!(Layout::parse("rows,diag").unwrap_err().contains("diag"));
         assert!(Layout::parse("phase=all").is_err());
         assert!(Layout::parse("rows,phase=some").is_err());

@@ -12,8 +12,12 @@
 //! | [`model`] | `D7NTUP01` files (optionally zstd), SHA-256, edits |
 //! | [`play`] | the n-tuple search leaf and the `ntuple-1ply` / `ntuple-dNsK` policies |
 //! | [`train`] | self-play TD(0)+TC training with checkpoints and validation |
-#![forbid(unsafe_code)]
+// One audited `unsafe` block exists: the madvise(MADV_HUGEPAGE) hint in `tables`.
+#![deny(unsafe_code)]
 
 pub mod features;
 pub mod layout;
+pub mod model;
+pub mod play;
 pub mod tables;
+pub mod train;

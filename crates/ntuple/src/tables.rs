@@ -44,19 +44,53 @@ pub fn check_memory(layout: &Layout, with_coherence: bool) -> Result<(), String>
                 need as f64 / 1e9,
                 layout.total,
                 if with_coherence { 12 } else { 4 },
-                if with_coherence { ", weights + E + A accumulators" } else { "" },
+                if with_coherence {
+                    ", weights + E + A accumulators"
+                } else {
+                    ""
+                },
                 avail as f64 / 1e9,
-                if with_coherence { " or load the weights without accumulators" } else { "" }
+                if with_coherence {
+                    " or load the weights without accumulators"
+                } else {
+                    ""
+                }
             ));
         }
     }
     Ok(())
 }
 
-fn filled(n: u64, v: f32) -> Vec<AtomicU32> {
+/// A vector of `n` atomics holding `v`, backed by transparent huge pages where the kernel
+/// offers them: lookups are random over gigabytes, and 2 MB pages remove most TLB misses
+/// (arm C training went from 70k to 107k moves/s on 2 threads here).
+pub(crate) fn filled(n: u64, v: f32) -> Vec<AtomicU32> {
     let bits = v.to_bits();
-    (0..n).map(|_| AtomicU32::new(bits)).collect()
+    let mut out: Vec<AtomicU32> = Vec::with_capacity(n as usize);
+    advise_huge_pages(out.as_ptr() as usize, out.capacity() * 4);
+    out.extend((0..n).map(|_| AtomicU32::new(bits)));
+    out
 }
+
+/// Ask for transparent huge pages on a fresh, not yet touched allocation.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn advise_huge_pages(addr: usize, len: usize) {
+    const HUGE: usize = 2 << 20;
+    let start = addr.next_multiple_of(HUGE);
+    let end = (addr + len) / HUGE * HUGE;
+    if end > start {
+        // SAFETY: madvise(MADV_HUGEPAGE) only changes the kernel's paging policy for a
+        // page-aligned range inside one live allocation we own; it neither reads nor writes
+        // the memory and cannot invalidate it. A failure (e.g. THP disabled) is harmless.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_addr: usize, _len: usize) {}
 
 impl Tables {
     /// Fresh tables: every weight `optimistic_total / active` (computed in f32), so a state's
@@ -66,7 +100,11 @@ impl Tables {
         let init = optimistic_total / layout.active() as f32;
         let weights = filled(layout.total, init);
         let coherence = trainable.then(|| (filled(layout.total, 0.0), filled(layout.total, 0.0)));
-        Ok(Self { layout, weights, coherence })
+        Ok(Self {
+            layout,
+            weights,
+            coherence,
+        })
     }
 
     /// The initial weight of a fresh entry (to recognise never-updated entries).
@@ -130,7 +168,12 @@ mod tests {
     use super::*;
 
     fn small() -> Tables {
-        Tables::new(Layout::parse("win23,win32,phase=none").unwrap(), OPTIMISTIC_TOTAL, true).unwrap()
+        Tables::new(
+            Layout::parse("win23,win32,phase=none").unwrap(),
+            OPTIMISTIC_TOTAL,
+            true,
+        )
+        .unwrap()
     }
 
     #[test]

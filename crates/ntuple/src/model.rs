@@ -1,0 +1,527 @@
+//! `D7NTUP01` model files (SPEC §7), little-endian:
+//! magic `D7NTUP01`; u32 spec length; spec bytes; u64 entry count; u8 flag (1 = the E and A
+//! accumulators follow); the weights as f32; then all E, then all A when the flag is 1.
+//!
+//! A name ending in `.zst` is zstd-compressed. Every file is written atomically with a
+//! sidecar `<file>.sha256`; loading recomputes the hash and refuses a mismatch, a bad magic,
+//! a wrong entry count or a truncated file with a message that says which.
+
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+use sha2::{Digest, Sha256};
+
+use crate::layout::Layout;
+use crate::tables::{Tables, check_memory};
+
+pub const MAGIC: &[u8; 8] = b"D7NTUP01";
+
+/// Writes through to an inner writer while hashing.
+struct HashWriter<W: Write> {
+    inner: W,
+    hasher: Sha256,
+}
+
+impl<W: Write> Write for HashWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Reads through from an inner reader while hashing.
+struct HashReader<R: Read> {
+    inner: R,
+    hasher: Sha256,
+}
+
+impl<R: Read> Read for HashReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+fn is_zst(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}
+
+fn sidecar(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".sha256");
+    PathBuf::from(s)
+}
+
+fn write_f32s(w: &mut impl Write, values: &[AtomicU32]) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(1 << 20);
+    for chunk in values.chunks(1 << 18) {
+        buf.clear();
+        for v in chunk {
+            buf.extend_from_slice(&v.load(Relaxed).to_le_bytes());
+        }
+        w.write_all(&buf)?;
+    }
+    Ok(())
+}
+
+/// Save `tables` (with accumulators if `with_coherence` and present). Returns the SHA-256 of
+/// the file as written (hex).
+pub fn save(tables: &Tables, path: &Path, with_coherence: bool) -> Result<String, String> {
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
+    ));
+    let file = std::fs::File::create(&tmp).map_err(err)?;
+    let mut hw = HashWriter {
+        inner: BufWriter::with_capacity(1 << 22, file),
+        hasher: Sha256::new(),
+    };
+    let acc = tables.coherence.as_ref().filter(|_| with_coherence);
+    let body = |w: &mut dyn Write| -> std::io::Result<()> {
+        let spec = tables.layout.spec();
+        w.write_all(MAGIC)?;
+        w.write_all(&(spec.len() as u32).to_le_bytes())?;
+        w.write_all(spec.as_bytes())?;
+        w.write_all(&tables.layout.total.to_le_bytes())?;
+        w.write_all(&[acc.is_some() as u8])?;
+        let mut w = w;
+        write_f32s(&mut w, &tables.weights)?;
+        if let Some((e, a)) = acc {
+            write_f32s(&mut w, e)?;
+            write_f32s(&mut w, a)?;
+        }
+        Ok(())
+    };
+    if is_zst(path) {
+        let mut enc = zstd::Encoder::new(&mut hw, 3).map_err(err)?;
+        body(&mut enc).map_err(err)?;
+        enc.finish().map_err(err)?;
+    } else {
+        body(&mut hw).map_err(err)?;
+    }
+    hw.flush().map_err(err)?;
+    let hash = hex(&hw.hasher.finalize());
+    let file = hw.inner.into_inner().map_err(|e| err(e.into_error()))?;
+    file.sync_all().map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    evidence::atomic_write(&sidecar(path), format!("{hash}  {name}\n").as_bytes())
+        .map_err(|e| e.to_string())?;
+    Ok(hash)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Header of a model file.
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub layout: Layout,
+    pub entries: u64,
+    pub has_coherence: bool,
+}
+
+fn read_exact(r: &mut impl Read, buf: &mut [u8], what: &str) -> Result<(), String> {
+    r.read_exact(buf).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            format!("truncated model file: it ends inside the {what}")
+        } else {
+            format!("reading the {what}: {e}")
+        }
+    })
+}
+
+fn read_header(r: &mut impl Read) -> Result<Header, String> {
+    let mut magic = [0u8; 8];
+    read_exact(r, &mut magic, "magic")?;
+    if &magic != MAGIC {
+        return Err(format!(
+            "not a D7NTUP01 model (magic {:?})",
+            String::from_utf8_lossy(&magic)
+        ));
+    }
+    let mut b4 = [0u8; 4];
+    read_exact(r, &mut b4, "spec length")?;
+    let len = u32::from_le_bytes(b4) as usize;
+    if len > 4096 {
+        return Err(format!("corrupt model file: layout spec length {len}"));
+    }
+    let mut spec = vec![0u8; len];
+    read_exact(r, &mut spec, "layout spec")?;
+    let spec = String::from_utf8(spec)
+        .map_err(|_| "corrupt model file: layout spec is not UTF-8".to_string())?;
+    let layout = Layout::parse(&spec)?;
+    let mut b8 = [0u8; 8];
+    read_exact(r, &mut b8, "entry count")?;
+    let entries = u64::from_le_bytes(b8);
+    if entries != layout.total {
+        return Err(format!(
+            "corrupt model file: {entries} entries but layout `{spec}` has {}",
+            layout.total
+        ));
+    }
+    let mut flag = [0u8; 1];
+    read_exact(r, &mut flag, "flag")?;
+    if flag[0] > 1 {
+        return Err(format!("corrupt model file: flag {}", flag[0]));
+    }
+    Ok(Header {
+        layout,
+        entries,
+        has_coherence: flag[0] == 1,
+    })
+}
+
+fn read_f32s(r: &mut impl Read, out: &[AtomicU32], what: &str) -> Result<(), String> {
+    let mut buf = vec![0u8; 1 << 20];
+    for chunk in out.chunks(1 << 18) {
+        let bytes = &mut buf[..chunk.len() * 4];
+        read_exact(r, bytes, what)?;
+        for (v, b) in chunk.iter().zip(bytes.chunks_exact(4)) {
+            v.store(u32::from_le_bytes([b[0], b[1], b[2], b[3]]), Relaxed);
+        }
+    }
+    Ok(())
+}
+
+/// What a load found.
+#[derive(Debug, Clone)]
+pub struct LoadInfo {
+    pub sha256: String,
+    /// `Some(true)` if a sidecar hash was present and matched.
+    pub verified: Option<bool>,
+    pub has_coherence: bool,
+}
+
+fn open_reader(path: &Path) -> Result<HashReader<BufReader<std::fs::File>>, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(HashReader {
+        inner: BufReader::with_capacity(1 << 22, f),
+        hasher: Sha256::new(),
+    })
+}
+
+/// Load a model. `trainable` also reads (or, if absent, creates zeroed) accumulators.
+pub fn load(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), String> {
+    let ctx = |e: String| format!("{}: {e}", path.display());
+    let mut hr = open_reader(path).map_err(ctx)?;
+    let (tables, has_coherence) = {
+        let mut r: Box<dyn Read> = if is_zst(path) {
+            Box::new(zstd::Decoder::new(&mut hr).map_err(|e| ctx(e.to_string()))?)
+        } else {
+            Box::new(&mut hr)
+        };
+        let h = read_header(&mut r).map_err(ctx)?;
+        check_memory(&h.layout, trainable).map_err(ctx)?;
+        let zero = || crate::tables::filled(h.entries, 0.0);
+        let weights = zero();
+        read_f32s(&mut r, &weights, "weights").map_err(ctx)?;
+        let coherence = if trainable {
+            let (e, a) = (zero(), zero());
+            if h.has_coherence {
+                read_f32s(&mut r, &e, "E accumulators").map_err(ctx)?;
+                read_f32s(&mut r, &a, "A accumulators").map_err(ctx)?;
+            }
+            Some((e, a))
+        } else {
+            None
+        };
+        // Anything left (trailing data, or accumulators we skip) must still be hashed.
+        if !trainable || !h.has_coherence {
+            let mut sink = [0u8; 1 << 16];
+            let mut extra = 0u64;
+            loop {
+                let n = r.read(&mut sink).map_err(|e| ctx(e.to_string()))?;
+                if n == 0 {
+                    break;
+                }
+                extra += n as u64;
+            }
+            let expected_extra = if h.has_coherence { 8 * h.entries } else { 0 };
+            if extra != expected_extra {
+                return Err(ctx(format!(
+                    "corrupt model file: {extra} unexpected trailing bytes"
+                )));
+            }
+        } else {
+            let mut one = [0u8; 1];
+            if r.read(&mut one).map_err(|e| ctx(e.to_string()))? != 0 {
+                return Err(ctx(
+                    "corrupt model file: trailing bytes after the accumulators".into(),
+                ));
+            }
+        }
+        (
+            Tables {
+                layout: h.layout,
+                weights,
+                coherence,
+            },
+            h.has_coherence,
+        )
+    };
+    let sha256 = hex(&hr.hasher.finalize());
+    let verified = match std::fs::read_to_string(sidecar(path)) {
+        Ok(s) => {
+            let want = s.split_whitespace().next().unwrap_or("").to_lowercase();
+            if want != sha256 {
+                return Err(ctx(format!(
+                    "SHA-256 mismatch: file hashes to {sha256}, {} says {want}",
+                    sidecar(path).display()
+                )));
+            }
+            Some(true)
+        }
+        Err(_) => None,
+    };
+    Ok((
+        tables,
+        LoadInfo {
+            sha256,
+            verified,
+            has_coherence,
+        },
+    ))
+}
+
+/// Read only the header (cheap `model info`).
+pub fn read_info(path: &Path) -> Result<Header, String> {
+    let mut hr = open_reader(path)?;
+    let mut r: Box<dyn Read> = if is_zst(path) {
+        Box::new(zstd::Decoder::new(&mut hr).map_err(|e| e.to_string())?)
+    } else {
+        Box::new(&mut hr)
+    };
+    read_header(&mut r).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Statistics of a table set (for `model info`).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    pub layout: String,
+    pub entries: u64,
+    pub active: usize,
+    /// Entries still bit-equal to the optimistic initial value (never updated).
+    pub untouched: u64,
+    pub mean: f64,
+    pub min: f32,
+    pub max: f32,
+}
+
+pub fn stats(t: &Tables) -> Stats {
+    let init = t.initial_weight().to_bits();
+    let (mut untouched, mut sum, mut min, mut max) = (0u64, 0f64, f32::INFINITY, f32::NEG_INFINITY);
+    for w in &t.weights {
+        let b = w.load(Relaxed);
+        untouched += (b == init) as u64;
+        let v = f32::from_bits(b);
+        sum += v as f64;
+        min = min.min(v);
+        max = max.max(v);
+    }
+    Stats {
+        layout: t.layout.spec(),
+        entries: t.layout.total,
+        active: t.layout.active(),
+        untouched,
+        mean: sum / t.layout.total as f64,
+        min,
+        max,
+    }
+}
+
+/// "Zeroed" edit: every never-updated entry (bit-equal to the initial value) becomes 0.
+/// Returns how many entries changed.
+pub fn zero_untouched(t: &Tables) -> u64 {
+    let init = t.initial_weight().to_bits();
+    let mut n = 0;
+    for w in &t.weights {
+        if w.load(Relaxed) == init {
+            w.store(0, Relaxed);
+            n += 1;
+        }
+    }
+    n
+}
+
+/// "Class-mean" edit: within each table (one placement, one phase, one fill bucket) every
+/// never-updated entry becomes the mean of that table's updated entries (left alone if the
+/// table has none). Returns how many entries changed.
+pub fn class_mean(t: &Tables) -> u64 {
+    let init = t.initial_weight().to_bits();
+    let mut changed = 0;
+    let l = &t.layout;
+    for bucket in 0..l.fill.buckets() {
+        for (&fam, &(off, size, conditioned)) in l.families.iter().zip(&l.parts) {
+            let phases = if conditioned { 5 } else { 1 };
+            for table in 0..fam.tables() {
+                for phase in 0..phases {
+                    let start =
+                        bucket * l.bucket_entries + off + table * size + phase * fam.patterns();
+                    let class = &t.weights[start as usize..(start + fam.patterns()) as usize];
+                    let (mut sum, mut n) = (0f64, 0u64);
+                    for w in class {
+                        let b = w.load(Relaxed);
+                        if b != init {
+                            sum += f32::from_bits(b) as f64;
+                            n += 1;
+                        }
+                    }
+                    if n == 0 {
+                        continue;
+                    }
+                    let m = ((sum / n as f64) as f32).to_bits();
+                    for w in class {
+                        if w.load(Relaxed) == init {
+                            w.store(m, Relaxed);
+                            changed += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// Promote to fill buckets: a new table set with `fill` whose every bucket starts as a copy
+/// of the source weights (so the promoted model plays exactly like the source until trained).
+pub fn promote(t: &Tables, fill: crate::layout::Fill, trainable: bool) -> Result<Tables, String> {
+    if t.layout.fill != crate::layout::Fill::None {
+        return Err(format!("layout `{}` already has fill buckets", t.layout));
+    }
+    let layout = t.layout.with_fill(fill);
+    check_memory(&layout, trainable)?;
+    let n = t.layout.total;
+    let weights = (0..layout.total)
+        .map(|i| AtomicU32::new(t.weights[(i % n) as usize].load(Relaxed)))
+        .collect();
+    let coherence = trainable.then(|| {
+        let z = || {
+            (0..layout.total)
+                .map(|_| AtomicU32::new(0))
+                .collect::<Vec<_>>()
+        };
+        (z(), z())
+    });
+    Ok(Tables {
+        layout,
+        weights,
+        coherence,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::OPTIMISTIC_TOTAL;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ntuple-model-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d.join(name)
+    }
+
+    fn small() -> Tables {
+        let t = Tables::new(
+            Layout::parse("win23,phase=none").unwrap(),
+            OPTIMISTIC_TOTAL,
+            true,
+        )
+        .unwrap();
+        for i in [0u64, 5, 123_456, 29_999_999] {
+            t.update(&[i], 3.0, 1.0);
+        }
+        t
+    }
+
+    fn same(a: &Tables, b: &Tables) -> bool {
+        a.layout == b.layout
+            && a.weights
+                .iter()
+                .zip(&b.weights)
+                .all(|(x, y)| x.load(Relaxed) == y.load(Relaxed))
+    }
+
+    #[test]
+    fn round_trip_plain_and_zstd_with_accumulators() {
+        let t = small();
+        for name in ["m.bin", "m.bin.zst"] {
+            let p = tmp(name);
+            let hash = save(&t, &p, true).unwrap();
+            let (back, info) = load(&p, true).unwrap();
+            assert!(same(&t, &back), "{name}");
+            assert_eq!(info.sha256, hash);
+            assert_eq!(info.verified, Some(true));
+            let (e1, _) = t.coherence.as_ref().unwrap();
+            let (e2, _) = back.coherence.as_ref().unwrap();
+            assert_eq!(e1[5].load(Relaxed), e2[5].load(Relaxed));
+            // frozen load skips the accumulators
+            let (frozen, _) = load(&p, false).unwrap();
+            assert!(frozen.coherence.is_none() && same(&t, &frozen));
+        }
+    }
+
+    #[test]
+    fn corruption_and_truncation_are_reported() {
+        let t = small();
+        let p = tmp("c.bin");
+        save(&t, &p, false).unwrap();
+        let mut bytes = std::fs::read(&p).unwrap();
+        // flip one weight bit: the hash catches it
+        let k = bytes.len() / 2;
+        bytes[k] ^= 1;
+        std::fs::write(&p, &bytes).unwrap();
+        let e = load(&p, false).err().unwrap();
+        assert!(e.contains("SHA-256 mismatch"), "{e}");
+        // truncation is named even without a sidecar
+        bytes[k] ^= 1;
+        std::fs::write(&p, &bytes[..bytes.len() - 100]).unwrap();
+        std::fs::remove_file(sidecar(&p)).unwrap();
+        let e = load(&p, false).err().unwrap();
+        assert!(e.contains("truncated"), "{e}");
+        std::fs::write(&p, b"NOTAMODEL").unwrap();
+        assert!(load(&p, false).err().unwrap().contains("not a D7NTUP01"));
+    }
+
+    #[test]
+    fn edits() {
+        let t = small();
+        let s = stats(&t);
+        assert_eq!(s.untouched, t.layout.total - 4);
+        let c = Tables::new(t.layout.clone(), OPTIMISTIC_TOTAL, false).unwrap();
+        for (a, b) in t.weights.iter().zip(&c.weights) {
+            b.store(a.load(Relaxed), Relaxed);
+        }
+        // window table 0 holds entries 0, 5 and 123,456, table 29 entry 29,999,999; the other
+        // entries of those two tables take their table's mean, the 28 untouched tables stay.
+        assert_eq!(class_mean(&c), 2 * 1_000_000 - 4);
+        let m = (t.weight(0) as f64 + t.weight(5) as f64 + t.weight(123_456) as f64) / 3.0;
+        assert_eq!(c.weight(1), m as f32);
+        assert_eq!(zero_untouched(&t), t.layout.total - 4);
+        assert_eq!(t.weight(1), 0.0);
+        assert!(t.weight(5) != 0.0);
+        let p = promote(&t, crate::layout::Fill::Hgt5, false).unwrap();
+        assert_eq!(p.layout.total, 5 * t.layout.total);
+        assert_eq!(p.weight(3 * t.layout.total + 5), t.weight(5));
+    }
+}
