@@ -69,12 +69,21 @@ fn state_from_json(v: &Value) -> Result<PublicState, String> {
     parse_state(board, next, rise)
 }
 
+/// A number as the reference prints it (`%.17g`): integral values without a fraction.
+fn num(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}
+
 fn leaf_json(s: &PublicState) -> Value {
     let terms = fair_terms(&s.board, s.next, s.moves_remaining);
     let list: Vec<Value> = (0..18)
-        .map(|i| json!({"name": TERM_NAMES[i], "weight": WEIGHTS[i], "raw": terms[i]}))
+        .map(|i| json!({"name": TERM_NAMES[i], "weight": num(WEIGHTS[i]), "raw": num(terms[i])}))
         .collect();
-    json!({"board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining, "leaf": combine(&terms), "terms": list})
+    json!({"board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining, "leaf": num(combine(&terms)), "terms": list})
 }
 
 fn search_config(policy: &str, table: &str) -> Result<SearchConfig, String> {
@@ -105,7 +114,7 @@ fn search_json(s: &PublicState, cfg: SearchConfig) -> Value {
         "depth": cfg.depth, "samples": cfg.samples,
         "column": d.column, "columnCanonical": d.column_canonical,
         "mirrored": d.mirrored, "canonicalBoard": d.canonical_board.to_string(),
-        "q": d.q, "qCanonical": d.q_canonical,
+        "q": d.q.map(|q| q.map(num)), "qCanonical": d.q_canonical.map(|q| q.map(num)),
         "work": d.work, "workByDepth": d.work_by_depth, "nodes": d.nodes,
         "completedDepth": d.completed_depth, "completed": d.completed(cfg.depth),
         "maxWork": cfg.max_work, "seconds": t0.elapsed().as_secs_f64(),

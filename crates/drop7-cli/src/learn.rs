@@ -14,7 +14,7 @@ use evidence::{Arm, BootstrapConfig, paired_screen};
 use ntuple::layout::{Fill, Layout};
 use ntuple::model;
 use ntuple::tables::{OPTIMISTIC_TOTAL, Tables};
-use ntuple::train::{Counters, play_block, run_until};
+use ntuple::train::{Counters, Plan, play_block, run_until};
 use serde::{Deserialize, Serialize};
 
 use crate::mechanics::CliResult;
@@ -73,7 +73,7 @@ fn parse_count(s: &str) -> Result<u64, String> {
         .replace('_', "")
         .parse()
         .map_err(|_| format!("bad count `{s}` (e.g. 2e8 or 200000000)"))?;
-    if !(v >= 0.0 && v < 1e19) {
+    if !(0.0..1e19).contains(&v) {
         return Err(format!("bad count `{s}`"));
     }
     Ok(v as u64)
@@ -274,10 +274,12 @@ pub fn train(a: TrainArgs) -> CliResult {
             &tables,
             &counters,
             until,
-            a.threads,
-            block.start,
-            block.count,
-            a.alpha,
+            Plan {
+                threads: a.threads,
+                start: block.start,
+                count: block.count,
+                alpha: a.alpha,
+            },
             &stop,
         );
         st.moves = counters.moves.load(Relaxed);

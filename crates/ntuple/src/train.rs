@@ -52,25 +52,26 @@ pub fn train_game(t: &Tables, seed: u32, alpha: f32) -> (u64, u64) {
     (game.moves_played as u64, game.score)
 }
 
-/// Run workers until `counters.moves` reaches `until` (each finishes its current game).
-/// Game `i` of the run uses seed `start + (i mod count)`.
-pub fn run_until(
-    t: &Tables,
-    counters: &Counters,
-    until: u64,
-    threads: usize,
-    start: u32,
-    count: u32,
-    alpha: f32,
-    stop: &AtomicBool,
-) {
+/// How training games are played: threads, the seed block, the learning rate.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    pub threads: usize,
+    /// Game `i` of the run uses seed `start + (i mod count)`.
+    pub start: u32,
+    pub count: u32,
+    pub alpha: f32,
+}
+
+/// Run workers until `counters.moves` reaches `until` (each finishes its current game) or
+/// `stop` is raised.
+pub fn run_until(t: &Tables, counters: &Counters, until: u64, plan: Plan, stop: &AtomicBool) {
     std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
+        for _ in 0..plan.threads.max(1) {
             s.spawn(|| {
                 while counters.moves.load(Relaxed) < until && !stop.load(Relaxed) {
                     let i = counters.cursor.fetch_add(1, Relaxed);
-                    let seed = start.wrapping_add((i % count as u64) as u32);
-                    let (moves, score) = train_game(t, seed, alpha);
+                    let seed = plan.start.wrapping_add((i % plan.count as u64) as u32);
+                    let (moves, score) = train_game(t, seed, plan.alpha);
                     counters.moves.fetch_add(moves, Relaxed);
                     counters.games.fetch_add(1, Relaxed);
                     counters.recent_score.fetch_add(score, Relaxed);
@@ -136,10 +137,12 @@ mod tests {
                 &t,
                 &c,
                 2_000,
-                1,
-                0xa530_0000,
-                1000,
-                1.0,
+                Plan {
+                    threads: 1,
+                    start: 0xa530_0000,
+                    count: 1000,
+                    alpha: 1.0,
+                },
                 &AtomicBool::new(false),
             );
             let checksum: u64 = t
@@ -166,10 +169,12 @@ mod tests {
             &t,
             &c,
             20_000,
-            1,
-            0xa530_0000,
-            100_000,
-            1.0,
+            Plan {
+                threads: 1,
+                start: 0xa530_0000,
+                count: 100_000,
+                alpha: 1.0,
+            },
             &AtomicBool::new(false),
         );
         let after = opening_value(&t);

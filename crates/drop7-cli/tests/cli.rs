@@ -1,0 +1,382 @@
+//! The `drop7` binary end to end: output formats, bad input, resume, screens, leases, D7P,
+//! training and model files.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn drop7(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_drop7"))
+        .args(args)
+        .output()
+        .expect("run drop7")
+}
+
+fn drop7_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_drop7"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn drop7");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("drop7-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn vectors(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/../../../shared/drop7/vectors/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn trace_is_byte_identical_to_the_reference() {
+    let out = drop7(&["trace", "--seed", "0x2d700005", "--policy", "random"]);
+    assert!(out.status.success());
+    let want: Vec<String> = vectors("traces-random.jsonl")
+        .lines()
+        .filter(|l| l.contains("\"seedHex\":\"0x2d700005\""))
+        .map(|l| l.replace("\"seedHex\":\"0x2d700005\",\"policy\":\"random\",", ""))
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(text(&out.stdout).lines().collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let start = "0000000000000000000000000000000000000000008888888";
+    let full = "1000000100000010000001000000100000010000001888888";
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["trace", "--seed", "0xZZ"], "bad seed"),
+        (
+            vec![
+                "step", "--board", "12345", "--next", "1", "--rise", "5", "--column", "0",
+            ],
+            "49 digits",
+        ),
+        (
+            vec![
+                "step", "--board", start, "--next", "8", "--rise", "5", "--column", "0",
+            ],
+            "bad disc",
+        ),
+        (
+            vec![
+                "step", "--board", start, "--next", "1", "--rise", "5", "--column", "9",
+            ],
+            "columns are 0-6",
+        ),
+        (
+            vec![
+                "step", "--board", full, "--next", "1", "--rise", "5", "--column", "0",
+            ],
+            "full",
+        ),
+        (
+            vec![
+                "show",
+                "--board",
+                "0000000000000000000000000000000000000000008888x88",
+            ],
+            "character 46",
+        ),
+        (
+            vec!["play", "--policy", "fair-dXs7", "--seeds", "1:2"],
+            "unknown policy",
+        ),
+        (
+            vec!["play", "--policy", "center", "--seeds", "1"],
+            "seed block",
+        ),
+        (
+            vec!["play", "--policy", "ntuple-d3s7", "--seeds", "1:1"],
+            "needs a model",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = drop7(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn leaf_and_search_batch_reproduce_vectors() {
+    let leaf_lines: Vec<&str> = vectors("leaf.jsonl").leak().lines().take(20).collect();
+    let input: String = leaf_lines
+        .iter()
+        .map(|l| l.to_string() + "\n")
+        .collect::<String>()
+        + "{\"board\":\"1\",\"next\":1,\"rise\":1}\n";
+    let out = drop7_stdin(&["leaf", "--batch"], &input);
+    let got: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(got.len(), 21);
+    for (g, w) in got.iter().zip(&leaf_lines) {
+        let w: serde_json::Value = serde_json::from_str(w).unwrap();
+        assert_eq!(
+            g["leaf"].as_f64().unwrap().to_bits(),
+            w["leaf"].as_f64().unwrap().to_bits()
+        );
+        assert_eq!(g["terms"], w["terms"]);
+    }
+    assert!(got[20]["error"].as_str().unwrap().contains("49 digits"));
+    let search: Vec<serde_json::Value> = vectors("search.jsonl")
+        .lines()
+        .filter(|l| l.contains("\"depth\":2"))
+        .take(6)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let input: String = search
+        .iter()
+        .map(|v| serde_json::json!({"board": v["board"], "next": v["next"], "rise": v["rise"], "policy": "fair-d2s7"}).to_string() + "\n")
+        .collect();
+    let out = drop7_stdin(&["search", "--batch", "--table", "none"], &input);
+    for (line, want) in text(&out.stdout).lines().zip(&search) {
+        let g: serde_json::Value = serde_json::from_str(line).unwrap();
+        for k in ["column", "q", "work", "nodes", "canonicalBoard"] {
+            assert_eq!(g[k], want[k], "{k}");
+        }
+    }
+}
+
+fn lines_of(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn play_resumes_and_survives_a_torn_line() {
+    let d = tmpdir("play");
+    let f = d.join("games.jsonl");
+    let f = f.to_str().unwrap();
+    let out = drop7(&[
+        "play", "--policy", "center", "--seeds", "0x100:6", "--out", f, "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = lines_of(Path::new(f));
+    assert_eq!(first.len(), 6);
+    // a crash leaves half a line: it is dropped and the game replayed
+    let mut keep = first[..4].join("\n");
+    keep.push('\n');
+    keep.push_str(&first[4][..10]);
+    std::fs::write(f, keep).unwrap();
+    let out = drop7(&[
+        "play", "--policy", "center", "--seeds", "0x100:6", "--out", f, "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut again = lines_of(Path::new(f));
+    assert_eq!(again.len(), 6);
+    let key = |l: &String| {
+        serde_json::from_str::<serde_json::Value>(l).unwrap()["seed"]
+            .as_u64()
+            .unwrap()
+    };
+    again.sort_by_key(key);
+    let mut first_sorted = first.clone();
+    first_sorted.sort_by_key(key);
+    let strip = |l: &String| {
+        let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+        v.as_object_mut().unwrap().remove("wallSeconds");
+        v
+    };
+    assert_eq!(
+        again.iter().map(strip).collect::<Vec<_>>(),
+        first_sorted.iter().map(strip).collect::<Vec<_>>()
+    );
+    // a file from another policy is refused
+    let out = drop7(&[
+        "play", "--policy", "leftmost", "--seeds", "0x100:6", "--out", f, "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not `leftmost`"));
+}
+
+#[test]
+fn screen_report_figure_and_lease() {
+    let d = tmpdir("screen");
+    let ledger = d.join("leases.json");
+    let args = |out: &str| {
+        vec![
+            "screen".to_owned(),
+            "--arms".into(),
+            "center,fair-d1s7".into(),
+            "--seeds".into(),
+            "0x3000:16".into(),
+            "--out".into(),
+            d.join(out).display().to_string(),
+            "--ledger".into(),
+            ledger.display().to_string(),
+            "--quiet".into(),
+        ]
+    };
+    let run = |a: Vec<String>| drop7(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = run(args("a"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let md = text(&out.stdout);
+    assert!(md.contains("| fair-d1s7 − center |"), "{md}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("a/report.json")).unwrap()).unwrap();
+    let c = &report["contrasts"][0];
+    assert_eq!(c["games"], 16);
+    assert!(["supported", "refuted", "inconclusive"].contains(&c["verdict"].as_str().unwrap()));
+    let svg = std::fs::read_to_string(d.join("a/paired-fair-d1s7-vs-center.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("first half"));
+    // resuming the same screen is fine; a second screen on the block is refused
+    assert!(run(args("a")).status.success());
+    let out = run(args("b"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("already opened"));
+    // a training reservation that overlaps is refused by the screen
+    let out = drop7(&[
+        "lease",
+        "reserve",
+        "--id",
+        "t",
+        "--role",
+        "training",
+        "--seeds",
+        "0x3008:100",
+        "--ledger",
+        ledger.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "overlapping reservation must fail"
+    );
+    let out = drop7(&["lease", "list", "--ledger", ledger.to_str().unwrap()]);
+    assert!(text(&out.stdout).contains("screen-0x00003000-16"));
+}
+
+#[test]
+fn d7p_protocol() {
+    let out = drop7_stdin(
+        &["d7p", "--policy", "fair-d1s7"],
+        "d7p\nisready\nposition startpos next 3 rise 5\ngo\nposition board 000 next 1 rise 1\nhello\nposition board 1111111111111111111111111111111111111111111111111 next 2 rise 3\ngo\nquit\ngo\n",
+    );
+    let t = text(&out.stdout);
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(
+        lines[..4],
+        [
+            "id name actuary-drop7 fair-d1s7",
+            "id family fair",
+            "id public-information true",
+            "d7pok"
+        ]
+    );
+    assert_eq!(lines[4], "readyok");
+    assert!(lines[5].starts_with("bestmove ") && lines[5][9..].parse::<u8>().unwrap() < 7);
+    assert!(lines[6].starts_with("info string error: bad board"));
+    assert_eq!(lines[7], "info unknown command hello");
+    assert_eq!(lines[8], "bestmove none");
+    assert_eq!(lines.len(), 9, "nothing after quit: {t}");
+}
+
+#[test]
+fn train_resume_and_model_files() {
+    let d = tmpdir("train");
+    let out_dir = d.join("run");
+    let ledger = d.join("l.json");
+    let base = |moves: &str| {
+        vec![
+            "train".to_owned(),
+            "--layout".into(),
+            "win23,phase=none".into(),
+            "--moves".into(),
+            moves.into(),
+            "--threads".into(),
+            "1".into(),
+            "--out".into(),
+            out_dir.display().to_string(),
+            "--validate-every".into(),
+            "0".into(),
+            "--checkpoint-every".into(),
+            "1e4".into(),
+            "--report-every".into(),
+            "5e3".into(),
+            "--ledger".into(),
+            ledger.display().to_string(),
+        ]
+    };
+    let run = |a: Vec<String>| drop7(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = run(base("2e4"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // refuses to overwrite a run without --resume
+    assert_eq!(run(base("3e4")).status.code(), Some(2));
+    let mut resume = base("3e4");
+    resume.push("--resume".into());
+    let out = run(resume);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("checkpoint.json")).unwrap())
+            .unwrap();
+    assert!(state["moves"].as_u64().unwrap() >= 30_000);
+    assert!(
+        std::fs::read_to_string(out_dir.join("training-curve.svg"))
+            .unwrap()
+            .starts_with("<svg")
+    );
+    let model = out_dir.join("final-weights.bin");
+    let out = drop7(&["model", "info", model.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let info: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(info["stats"]["layout"], "win23,phase=none");
+    assert_eq!(info["verified"], true);
+    let zeroed = d.join("zeroed.bin.zst");
+    let out = drop7(&[
+        "model",
+        "edit",
+        model.to_str().unwrap(),
+        "--zero-untouched",
+        "--out",
+        zeroed.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // the n-tuple policies play from a model file
+    let arm = format!("ntuple-1ply@{}", zeroed.display());
+    let out = drop7(&["play", "--policy", &arm, "--seeds", "0x77:2", "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // a corrupted model is a clear error
+    let mut bytes = std::fs::read(&model).unwrap();
+    let n = bytes.len();
+    bytes.truncate(n - 7);
+    std::fs::write(&model, bytes).unwrap();
+    let out = drop7(&["model", "info", model.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("truncated"),
+        "{}",
+        text(&out.stderr)
+    );
+}
