@@ -119,7 +119,7 @@ pub fn train(a: TrainArgs) -> CliResult {
     let checkpoint_every = parse_count(&a.checkpoint_every)?.max(1);
     let validate_every = parse_count(&a.validate_every)?;
     let report_every = parse_count(&a.report_every)?.max(1000);
-    let (vd, vk) = drop7::policy::parse_depth_samples(&a.validation_search).ok_or_else(|| {
+    drop7::policy::parse_depth_samples(&a.validation_search).ok_or_else(|| {
         format!(
             "bad --validation-search `{}`: dNsK, e.g. d3s7",
             a.validation_search
@@ -307,7 +307,6 @@ pub fn train(a: TrainArgs) -> CliResult {
             bar.suspend(|| eprintln!("validating at {} moves on {vblock} ...", st.moves));
             let name = format!("ntuple-{}", a.validation_search);
             let f = ntuple::play::factory(&name, tables.clone()).expect("ntuple search policy");
-            let _ = (vd, vk);
             let cand = play_block(&f, vblock.start, vblock.count, a.threads);
             let cs: Vec<f64> = cand.iter().map(|g| g.score as f64).collect();
             let rs: Vec<f64> = control.iter().map(|g| g.score as f64).collect();

@@ -25,6 +25,7 @@ pub fn score_from_elo(elo: f64) -> f64 {
 
 /// An Elo estimate with a two-sided 95 % interval and the likelihood of superiority.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct EloEstimate {
     /// Games (for pentanomial input: 2 × pairs).
     pub games: u64,

@@ -99,6 +99,7 @@ impl Binning {
 /// (counts add, min/max combine), so a calibration can run on many threads or many
 /// machines and be summed afterwards.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Histogram {
     binning: Binning,
     counts: Vec<u64>,

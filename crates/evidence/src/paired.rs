@@ -40,6 +40,7 @@ pub struct Arm<'a> {
 
 /// Per-arm summary (NumPy linear quantiles).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ArmSummary {
     pub name: String,
     pub games: usize,
@@ -68,6 +69,7 @@ impl ArmSummary {
 
 /// Bootstrap settings (defaults are the reference protocol's).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct BootstrapConfig {
     pub resamples: usize,
     pub seed: u64,
@@ -87,6 +89,7 @@ impl Default for BootstrapConfig {
 
 /// The gate's individual conditions, so a report can say which one failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Gate {
     pub passed: bool,
     pub no_faults: bool,
@@ -117,6 +120,7 @@ impl std::fmt::Display for Verdict {
 
 /// A complete paired contrast, candidate minus reference.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PairedScreen {
     pub candidate: ArmSummary,
     pub reference: ArmSummary,

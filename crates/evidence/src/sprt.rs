@@ -15,6 +15,7 @@ use crate::elo::score_from_elo;
 
 /// Counts of game pairs by the first player's pair score: `[0, ½, 1, 1½, 2]` points.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Pentanomial {
     pub counts: [u64; 5],
 }
@@ -34,6 +35,7 @@ impl Pentanomial {
 
 /// Test parameters. `elo0`/`elo1` are logistic Elo.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Sprt {
     pub elo0: f64,
     pub elo1: f64,
@@ -55,6 +57,7 @@ pub enum SprtDecision {
 
 /// A snapshot of a running test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SprtStatus {
     pub llr: f64,
     pub lower_bound: f64,

@@ -19,6 +19,7 @@ pub const Z_TWO_SIDED_95: f64 = 1.959_963_984_540_054;
 /// `half = z·sqrt(p̂(1−p̂)/n + z²/4n²) / (1 + z²/n)`,
 /// `lower = centre − half`, `upper = centre + half` (clamped to [0, 1]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Wilson {
     pub successes: u64,
     pub trials: u64,

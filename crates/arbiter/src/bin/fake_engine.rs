@@ -1,0 +1,70 @@
+//! A scripted UCI engine for the arbiter's tests: `arbiter-fake-engine MODE`.
+//!
+//! Modes: `random` (a legal move chosen by a hash of the position: deterministic),
+//! `illegal` (answers a1a1), `hang` (never answers `go`), `crash` (exits on `go`),
+//! `crash-late` (plays legal moves, exits on its 5th `go`), `slow` (sleeps 3 s per move).
+
+use std::io::{BufRead, Write};
+
+use arbiter::rules::{STARTPOS, from_uci, legal_moves, parse_position, to_uci};
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "random".into());
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout();
+    let mut board = parse_position(STARTPOS).expect("startpos");
+    let mut gos = 0;
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.first().copied() {
+            Some("uci") => {
+                let _ = writeln!(out, "id name fake-{mode}\nid author actuary tests\nuciok");
+            }
+            Some("isready") => {
+                let _ = writeln!(out, "readyok");
+            }
+            Some("position") => {
+                let moves_at = words.iter().position(|w| *w == "moves");
+                let fen_end = moves_at.unwrap_or(words.len());
+                board = if words.get(1) == Some(&"startpos") {
+                    parse_position(STARTPOS).expect("startpos")
+                } else {
+                    parse_position(&words[2..fen_end].join(" ")).expect("arbiter sends valid FEN")
+                };
+                if let Some(i) = moves_at {
+                    for m in &words[i + 1..] {
+                        let mv = from_uci(&board, m).expect("arbiter sends legal moves");
+                        board.play(mv);
+                    }
+                }
+            }
+            Some("go") => {
+                gos += 1;
+                match mode.as_str() {
+                    "hang" => continue,
+                    "crash" => std::process::exit(3),
+                    "crash-late" if gos >= 5 => std::process::exit(3),
+                    "illegal" => {
+                        let _ = writeln!(out, "bestmove a1a1");
+                    }
+                    _ => {
+                        if mode == "slow" {
+                            std::thread::sleep(std::time::Duration::from_secs(3));
+                        }
+                        let moves = legal_moves(&board);
+                        let pick = moves[(board.hash() % moves.len() as u64) as usize];
+                        let _ = writeln!(
+                            out,
+                            "info depth 1 score cp 0\nbestmove {}",
+                            to_uci(&board, pick)
+                        );
+                    }
+                }
+            }
+            Some("quit") => break,
+            _ => {}
+        }
+        let _ = out.flush();
+    }
+}

@@ -1,0 +1,400 @@
+//! One game between two engines, refereed move by move.
+
+use std::time::{Duration, Instant};
+
+use cozy_chess::{Board, Color};
+use serde::Serialize;
+
+use crate::engine::{Engine, EngineError, EngineSpec};
+use crate::rules::{BoardEnd, Position, from_uci};
+
+/// How long each side may think.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Limit {
+    /// Base time and increment per move, in milliseconds (`10+0.1` = 10,000 + 100).
+    Clock {
+        base_ms: u64,
+        inc_ms: u64,
+    },
+    Nodes(u64),
+    Depth(u32),
+}
+
+impl Limit {
+    /// Parse `10+0.1` (seconds), `--nodes`/`--depth` values are built directly.
+    pub fn parse_tc(s: &str) -> Result<Self, String> {
+        let (b, i) = s.split_once('+').unwrap_or((s, "0"));
+        let secs = |x: &str| {
+            x.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| *v >= 0.0 && v.is_finite())
+        };
+        match (secs(b), secs(i)) {
+            (Some(b), Some(i)) if b > 0.0 => Ok(Limit::Clock {
+                base_ms: (b * 1000.0).round() as u64,
+                inc_ms: (i * 1000.0).round() as u64,
+            }),
+            _ => Err(format!(
+                "bad --tc `{s}`: expected BASE+INC in seconds, e.g. 10+0.1"
+            )),
+        }
+    }
+
+    /// The PGN TimeControl tag.
+    pub fn pgn_tag(&self) -> String {
+        match *self {
+            Limit::Clock { base_ms, inc_ms } => {
+                format!("{}+{}", base_ms as f64 / 1000.0, inc_ms as f64 / 1000.0)
+            }
+            Limit::Nodes(n) => format!("nodes={n}"),
+            Limit::Depth(d) => format!("depth={d}"),
+        }
+    }
+}
+
+/// Optional score-based adjudication (off unless asked for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Adjudication {
+    /// Resign when both engines agree one side is at least this many centipawns behind …
+    pub resign_cp: i32,
+    /// … for this many consecutive moves of each side.
+    pub resign_moves: u32,
+    /// Draw when both report |score| ≤ this …
+    pub draw_cp: i32,
+    /// … for this many consecutive moves each …
+    pub draw_moves: u32,
+    /// … once this many full moves have been played.
+    pub draw_after: u32,
+}
+
+/// Referee settings.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct GameConfig {
+    pub limit: Limit,
+    /// Clock tolerance before a time forfeit, ms.
+    pub margin_ms: u64,
+    /// How long a fixed-nodes/depth search may take before the engine is declared hung.
+    pub hang_timeout: Duration,
+    pub adjudication: Option<Adjudication>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    White,
+    Black,
+    Draw,
+}
+
+impl Outcome {
+    pub fn pgn(self) -> &'static str {
+        match self {
+            Outcome::White => "1-0",
+            Outcome::Black => "0-1",
+            Outcome::Draw => "1/2-1/2",
+        }
+    }
+    fn win_for(c: Color) -> Self {
+        if c == Color::White {
+            Outcome::White
+        } else {
+            Outcome::Black
+        }
+    }
+}
+
+/// Why the game ended, from the arbiter's point of view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Termination {
+    Board { rule: String },
+    TimeForfeit { loser: String },
+    IllegalMove { loser: String, text: String },
+    Crash { loser: String },
+    Hang { loser: String },
+    Adjudicated { rule: String },
+}
+
+impl Termination {
+    pub fn describe(&self) -> String {
+        match self {
+            Termination::Board { rule } => rule.clone(),
+            Termination::TimeForfeit { loser } => format!("{loser} loses on time"),
+            Termination::IllegalMove { loser, text } => {
+                format!("{loser} plays an illegal move ({text})")
+            }
+            Termination::Crash { loser } => format!("{loser} crashed"),
+            Termination::Hang { loser } => format!("{loser} stopped answering"),
+            Termination::Adjudicated { rule } => format!("adjudicated: {rule}"),
+        }
+    }
+    /// PGN `Termination` tag value.
+    pub fn pgn_tag(&self) -> &'static str {
+        match self {
+            Termination::Board { .. } => "normal",
+            Termination::TimeForfeit { .. } => "time forfeit",
+            Termination::IllegalMove { .. } => "rules infraction",
+            Termination::Crash { .. } | Termination::Hang { .. } => "abandoned",
+            Termination::Adjudicated { .. } => "adjudication",
+        }
+    }
+}
+
+/// A finished game.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GameRecord {
+    pub white: String,
+    pub black: String,
+    pub start_fen: String,
+    pub moves_san: Vec<String>,
+    pub moves_uci: Vec<String>,
+    pub outcome: Outcome,
+    pub termination: Termination,
+    pub wall_seconds: f64,
+}
+
+/// What an engine's last `info … score` said, from its own point of view.
+fn parse_score(line: &str) -> Option<i32> {
+    let mut it = line.split_whitespace();
+    while let Some(w) = it.next() {
+        if w == "score" {
+            return match (it.next()?, it.next()?.parse::<i32>().ok()?) {
+                ("cp", v) => Some(v),
+                ("mate", m) => Some(if m > 0 { 30_000 - m } else { -30_000 - m }),
+                _ => None,
+            };
+        }
+    }
+    None
+}
+
+/// Play one game from `start`. Engines are started here and always stopped.
+pub fn play(white: &EngineSpec, black: &EngineSpec, start: &Board, cfg: &GameConfig) -> GameRecord {
+    let t0 = Instant::now();
+    let mut pos = Position::new(start);
+    let names = [white.name.clone(), black.name.clone()];
+    let finish = |pos: Position, outcome, termination| GameRecord {
+        white: names[0].clone(),
+        black: names[1].clone(),
+        start_fen: pos.start_fen,
+        moves_san: pos.moves_san,
+        moves_uci: pos.moves_uci,
+        outcome,
+        termination,
+        wall_seconds: t0.elapsed().as_secs_f64(),
+    };
+    let handshake = Duration::from_secs(10);
+    let mut engines = Vec::with_capacity(2);
+    for (i, spec) in [white, black].into_iter().enumerate() {
+        match Engine::start(spec, handshake).and_then(|mut e| {
+            e.send("ucinewgame")?;
+            e.sync(handshake)?;
+            Ok(e)
+        }) {
+            Ok(e) => engines.push(e),
+            Err(_) => {
+                let loser = names[i].clone();
+                let outcome = if i == 0 {
+                    Outcome::Black
+                } else {
+                    Outcome::White
+                };
+                return finish(pos, outcome, Termination::Crash { loser });
+            }
+        }
+    }
+    let mut clock = match cfg.limit {
+        Limit::Clock { base_ms, .. } => [base_ms as i64; 2],
+        _ => [0; 2],
+    };
+    let mut last_scores: [Vec<i32>; 2] = [vec![], vec![]];
+    let result = loop {
+        if let Some(end) = pos.end() {
+            let outcome = if end == BoardEnd::Checkmate {
+                Outcome::win_for(!pos.side_to_move())
+            } else {
+                Outcome::Draw
+            };
+            break (
+                outcome,
+                Termination::Board {
+                    rule: end.describe().to_owned(),
+                },
+            );
+        }
+        let side = pos.side_to_move();
+        let me = if side == Color::White { 0 } else { 1 };
+        let loser_wins = Outcome::win_for(!side);
+        let go = match cfg.limit {
+            Limit::Clock { inc_ms, .. } => format!(
+                "go wtime {} btime {} winc {inc_ms} binc {inc_ms}",
+                clock[0].max(1),
+                clock[1].max(1)
+            ),
+            Limit::Nodes(n) => format!("go nodes {n}"),
+            Limit::Depth(d) => format!("go depth {d}"),
+        };
+        let e = &mut engines[me];
+        let sent = e.send(&pos.uci_command()).and_then(|()| e.send(&go));
+        let started = Instant::now();
+        let deadline = match cfg.limit {
+            Limit::Clock { .. } => {
+                started + Duration::from_millis((clock[me].max(0) as u64) + cfg.margin_ms)
+            }
+            _ => started + cfg.hang_timeout,
+        };
+        let mut score = None;
+        let reply = sent.and_then(|()| {
+            e.read_until(
+                deadline,
+                |l| {
+                    if l.starts_with("info")
+                        && let Some(s) = parse_score(l)
+                    {
+                        score = Some(s);
+                    }
+                },
+                |l| l.starts_with("bestmove"),
+            )
+        });
+        let elapsed = started.elapsed().as_millis() as i64;
+        let line = match reply {
+            Ok(l) => l,
+            Err(EngineError::Timeout(_)) => {
+                let loser = names[me].clone();
+                break match cfg.limit {
+                    Limit::Clock { .. } => (loser_wins, Termination::TimeForfeit { loser }),
+                    _ => (loser_wins, Termination::Hang { loser }),
+                };
+            }
+            Err(_) => {
+                break (
+                    loser_wins,
+                    Termination::Crash {
+                        loser: names[me].clone(),
+                    },
+                );
+            }
+        };
+        if let Limit::Clock { inc_ms, .. } = cfg.limit {
+            clock[me] -= elapsed;
+            if clock[me] < -(cfg.margin_ms as i64) {
+                break (
+                    loser_wins,
+                    Termination::TimeForfeit {
+                        loser: names[me].clone(),
+                    },
+                );
+            }
+            clock[me] += inc_ms as i64;
+        }
+        let text = line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or("(none)")
+            .to_owned();
+        let mv = match from_uci(&pos.board, &text) {
+            Ok(m) => m,
+            Err(_) => {
+                break (
+                    loser_wins,
+                    Termination::IllegalMove {
+                        loser: names[me].clone(),
+                        text,
+                    },
+                );
+            }
+        };
+        pos.play(mv);
+        if let (Some(adj), Some(s)) = (cfg.adjudication, score) {
+            last_scores[me].push(s);
+            // Scores from White's point of view, latest per side.
+            let white_view = |i: usize, s: i32| if i == 0 { s } else { -s };
+            let recent = |i: usize, n: u32| -> Option<Vec<i32>> {
+                let v = &last_scores[i];
+                (v.len() >= n as usize && n > 0).then(|| {
+                    v[v.len() - n as usize..]
+                        .iter()
+                        .map(|&s| white_view(i, s))
+                        .collect()
+                })
+            };
+            if let (Some(a), Some(b)) = (recent(0, adj.resign_moves), recent(1, adj.resign_moves)) {
+                if a.iter().chain(&b).all(|&s| s >= adj.resign_cp) {
+                    break (
+                        Outcome::White,
+                        Termination::Adjudicated {
+                            rule: format!("both engines ≥ +{} cp for White", adj.resign_cp),
+                        },
+                    );
+                }
+                if a.iter().chain(&b).all(|&s| s <= -adj.resign_cp) {
+                    break (
+                        Outcome::Black,
+                        Termination::Adjudicated {
+                            rule: format!("both engines ≥ +{} cp for Black", adj.resign_cp),
+                        },
+                    );
+                }
+            }
+            if pos.moves_uci.len() as u32 >= 2 * adj.draw_after
+                && let (Some(a), Some(b)) = (recent(0, adj.draw_moves), recent(1, adj.draw_moves))
+                && a.iter().chain(&b).all(|&s| s.abs() <= adj.draw_cp)
+            {
+                break (
+                    Outcome::Draw,
+                    Termination::Adjudicated {
+                        rule: format!("both engines within ±{} cp", adj.draw_cp),
+                    },
+                );
+            }
+        }
+    };
+    for e in engines {
+        e.quit();
+    }
+    finish(pos, result.0, result.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tc_and_scores() {
+        assert_eq!(
+            Limit::parse_tc("10+0.1"),
+            Ok(Limit::Clock {
+                base_ms: 10_000,
+                inc_ms: 100
+            })
+        );
+        assert_eq!(
+            Limit::parse_tc("1+0.01"),
+            Ok(Limit::Clock {
+                base_ms: 1_000,
+                inc_ms: 10
+            })
+        );
+        assert_eq!(
+            Limit::parse_tc("60"),
+            Ok(Limit::Clock {
+                base_ms: 60_000,
+                inc_ms: 0
+            })
+        );
+        assert!(Limit::parse_tc("x+1").is_err());
+        assert!(Limit::parse_tc("0+1").is_err());
+        assert_eq!(
+            parse_score("info depth 5 score cp -31 nodes 100 pv e2e4"),
+            Some(-31)
+        );
+        assert_eq!(
+            parse_score("info depth 9 score mate 3 pv a1a8"),
+            Some(29_997)
+        );
+        assert_eq!(parse_score("info string hello"), None);
+    }
+}

@@ -1,0 +1,346 @@
+//! The arbiter's view of the rules: UCI move notation (standard castling), SAN for the PGN,
+//! and every way a game ends on the board.
+
+use cozy_chess::{Board, Color, File, GameStatus, Move, Piece, Rank, Square};
+
+/// Standard start position.
+pub const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// Parse a FEN or the first four fields of an EPD line (clocks default to 0 1).
+pub fn parse_position(text: &str) -> Result<Board, String> {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    if fields.len() < 4 {
+        return Err(format!("bad FEN/EPD `{text}`: needs at least 4 fields"));
+    }
+    let fen = if fields.len() >= 6
+        && fields[4].parse::<u32>().is_ok()
+        && fields[5].parse::<u32>().is_ok()
+    {
+        fields[..6].join(" ")
+    } else {
+        format!("{} 0 1", fields[..4].join(" "))
+    };
+    Board::from_fen(&fen, false).map_err(|e| format!("bad FEN `{fen}`: {e:?}"))
+}
+
+fn is_castle(board: &Board, mv: Move) -> bool {
+    board.piece_on(mv.from) == Some(Piece::King)
+        && board.color_on(mv.to) == Some(board.side_to_move())
+}
+
+/// A legal move in UCI notation (castling as the king's two-square move).
+pub fn to_uci(board: &Board, mv: Move) -> String {
+    if is_castle(board, mv) {
+        let file = if mv.to.file() > mv.from.file() {
+            File::G
+        } else {
+            File::C
+        };
+        return format!("{}{}", mv.from, Square::new(file, mv.from.rank()));
+    }
+    mv.to_string()
+}
+
+/// Parse a UCI move and check it is legal here.
+pub fn from_uci(board: &Board, text: &str) -> Result<Move, String> {
+    let mut mv: Move = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a UCI move"))?;
+    if board.piece_on(mv.from) == Some(Piece::King) && mv.from.file() == File::E {
+        let rook_file = match mv.to.file() {
+            File::G if mv.from.rank() == mv.to.rank() => Some(File::H),
+            File::C if mv.from.rank() == mv.to.rank() => Some(File::A),
+            _ => None,
+        };
+        if let Some(f) = rook_file {
+            let rook = Square::new(f, mv.from.rank());
+            if board
+                .colored_pieces(board.side_to_move(), Piece::Rook)
+                .has(rook)
+            {
+                let castle = Move {
+                    from: mv.from,
+                    to: rook,
+                    promotion: None,
+                };
+                if board.is_legal(castle) {
+                    mv = castle;
+                }
+            }
+        }
+    }
+    if board.is_legal(mv) {
+        Ok(mv)
+    } else {
+        Err(format!("illegal move `{text}`"))
+    }
+}
+
+/// All legal moves.
+pub fn legal_moves(board: &Board) -> Vec<Move> {
+    let mut v = Vec::new();
+    board.generate_moves(|m| {
+        v.extend(m);
+        false
+    });
+    v
+}
+
+fn piece_letter(p: Piece) -> &'static str {
+    match p {
+        Piece::Pawn => "",
+        Piece::Knight => "N",
+        Piece::Bishop => "B",
+        Piece::Rook => "R",
+        Piece::Queen => "Q",
+        Piece::King => "K",
+    }
+}
+
+/// Standard algebraic notation of a legal move, with `+`/`#`.
+pub fn san(board: &Board, mv: Move) -> String {
+    let piece = board.piece_on(mv.from).expect("a legal move moves a piece");
+    let mut s = String::new();
+    if is_castle(board, mv) {
+        s.push_str(if mv.to.file() > mv.from.file() {
+            "O-O"
+        } else {
+            "O-O-O"
+        });
+    } else {
+        let capture = board.color_on(mv.to).is_some()
+            || (piece == Piece::Pawn && mv.from.file() != mv.to.file());
+        if piece == Piece::Pawn {
+            if capture {
+                s.push(char::from(b'a' + mv.from.file() as u8));
+            }
+        } else {
+            s.push_str(piece_letter(piece));
+            let rivals: Vec<Move> = legal_moves(board)
+                .into_iter()
+                .filter(|m| {
+                    m.to == mv.to
+                        && m.from != mv.from
+                        && board.piece_on(m.from) == Some(piece)
+                        && !is_castle(board, *m)
+                })
+                .collect();
+            if !rivals.is_empty() {
+                let same_file = rivals.iter().any(|m| m.from.file() == mv.from.file());
+                let same_rank = rivals.iter().any(|m| m.from.rank() == mv.from.rank());
+                if !same_file {
+                    s.push(char::from(b'a' + mv.from.file() as u8));
+                } else if !same_rank {
+                    s.push(char::from(b'1' + mv.from.rank() as u8));
+                } else {
+                    s.push_str(&mv.from.to_string());
+                }
+            }
+        }
+        if capture {
+            s.push('x');
+        }
+        s.push_str(&mv.to.to_string());
+        if let Some(p) = mv.promotion {
+            s.push('=');
+            s.push_str(piece_letter(p));
+        }
+    }
+    let mut after = board.clone();
+    after.play_unchecked(mv);
+    if !after.checkers().is_empty() {
+        s.push(if after.status() == GameStatus::Won {
+            '#'
+        } else {
+            '+'
+        });
+    }
+    s
+}
+
+/// Neither side can mate by any sequence of legal moves (FIDE 5.2.2, the usual cases):
+/// bare kings, a single minor piece, or only bishops all on squares of one colour.
+pub fn insufficient_material(board: &Board) -> bool {
+    if !(board.pieces(Piece::Pawn) | board.pieces(Piece::Rook) | board.pieces(Piece::Queen))
+        .is_empty()
+    {
+        return false;
+    }
+    let knights = board.pieces(Piece::Knight).len();
+    let bishops = board.pieces(Piece::Bishop);
+    if knights + bishops.len() <= 1 {
+        return true;
+    }
+    if knights == 0 {
+        let dark = bishops
+            .iter()
+            .filter(|sq| (sq.file() as u8 + sq.rank() as u8).is_multiple_of(2))
+            .count();
+        return dark == 0 || dark == bishops.len() as usize;
+    }
+    false
+}
+
+/// How a game ended on the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoardEnd {
+    Checkmate,
+    Stalemate,
+    FiftyMoves,
+    Threefold,
+    InsufficientMaterial,
+}
+
+impl BoardEnd {
+    pub fn describe(self) -> &'static str {
+        match self {
+            BoardEnd::Checkmate => "checkmate",
+            BoardEnd::Stalemate => "stalemate",
+            BoardEnd::FiftyMoves => "fifty-move rule",
+            BoardEnd::Threefold => "threefold repetition",
+            BoardEnd::InsufficientMaterial => "insufficient material",
+        }
+    }
+}
+
+/// A game in progress with its repetition history.
+#[derive(Debug, Clone)]
+pub struct Position {
+    pub start_fen: String,
+    pub board: Board,
+    pub moves_uci: Vec<String>,
+    pub moves_san: Vec<String>,
+    /// Hashes since the last irreversible move (for threefold repetition).
+    history: Vec<u64>,
+}
+
+impl Position {
+    pub fn new(start: &Board) -> Self {
+        Self {
+            start_fen: start.to_string(),
+            board: start.clone(),
+            moves_uci: vec![],
+            moves_san: vec![],
+            history: vec![start.hash()],
+        }
+    }
+
+    pub fn play(&mut self, mv: Move) {
+        self.moves_san.push(san(&self.board, mv));
+        self.moves_uci.push(to_uci(&self.board, mv));
+        self.board.play(mv);
+        if self.board.halfmove_clock() == 0 {
+            self.history.clear();
+        }
+        self.history.push(self.board.hash());
+    }
+
+    /// The board-decided end, if any (checked in FIDE order of precedence).
+    pub fn end(&self) -> Option<BoardEnd> {
+        match self.board.status() {
+            GameStatus::Won => return Some(BoardEnd::Checkmate),
+            GameStatus::Drawn if self.board.halfmove_clock() < 100 => {
+                return Some(BoardEnd::Stalemate);
+            }
+            GameStatus::Drawn => return Some(BoardEnd::FiftyMoves),
+            GameStatus::Ongoing => {}
+        }
+        let h = self.board.hash();
+        if self.history.iter().filter(|&&x| x == h).count() >= 3 {
+            return Some(BoardEnd::Threefold);
+        }
+        if insufficient_material(&self.board) {
+            return Some(BoardEnd::InsufficientMaterial);
+        }
+        None
+    }
+
+    /// `position fen … moves …` for UCI.
+    pub fn uci_command(&self) -> String {
+        let mut s = format!("position fen {}", self.start_fen);
+        if !self.moves_uci.is_empty() {
+            s.push_str(" moves ");
+            s.push_str(&self.moves_uci.join(" "));
+        }
+        s
+    }
+
+    pub fn side_to_move(&self) -> Color {
+        self.board.side_to_move()
+    }
+}
+
+/// The rank of a square, for tests.
+pub fn rank_of(sq: Square) -> Rank {
+    sq.rank()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn play_san(pos: &mut Position, uci: &str) -> String {
+        let mv = from_uci(&pos.board, uci).unwrap();
+        pos.play(mv);
+        pos.moves_san.last().unwrap().clone()
+    }
+
+    #[test]
+    fn san_and_uci_castling() {
+        let b = parse_position("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
+        let mut p = Position::new(&b);
+        assert_eq!(play_san(&mut p, "e1g1"), "O-O");
+        assert_eq!(p.moves_uci, ["e1g1"]);
+        assert_eq!(play_san(&mut p, "e8c8"), "O-O-O");
+        assert_eq!(p.moves_uci[1], "e8c8");
+    }
+
+    #[test]
+    fn san_disambiguation_promotion_and_mate() {
+        let b = parse_position("7k/P7/8/8/8/8/1N3N2/K7 w - - 0 1").unwrap();
+        let mut p = Position::new(&b);
+        assert_eq!(san(&p.board, from_uci(&p.board, "b2d3").unwrap()), "Nbd3");
+        assert_eq!(play_san(&mut p, "a7a8q"), "a8=Q+");
+        let mut p = Position::new(&parse_position(STARTPOS).unwrap());
+        for (m, want) in [
+            ("f2f3", "f3"),
+            ("e7e5", "e5"),
+            ("g2g4", "g4"),
+            ("d8h4", "Qh4#"),
+        ] {
+            assert_eq!(play_san(&mut p, m), want);
+        }
+        assert_eq!(p.end(), Some(BoardEnd::Checkmate));
+        let b = parse_position("4k3/8/8/8/8/2N5/8/R3K1NR w - - 0 1").unwrap();
+        assert_eq!(san(&b, from_uci(&b, "g1e2").unwrap()), "Nge2");
+        let b = parse_position("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1").unwrap();
+        assert_eq!(san(&b, from_uci(&b, "e5d6").unwrap()), "exd6");
+    }
+
+    #[test]
+    fn draws() {
+        assert!(insufficient_material(
+            &parse_position("8/8/4k3/8/8/3BK3/8/8 w - - 0 1").unwrap()
+        ));
+        assert!(insufficient_material(
+            &parse_position("8/8/2b1k3/8/8/3BK3/8/8 w - - 0 1").unwrap()
+        )); // c6 and d3: both light
+        assert!(!insufficient_material(
+            &parse_position("8/8/1b2k3/8/8/3BK3/8/8 w - - 0 1").unwrap()
+        ));
+        assert!(!insufficient_material(
+            &parse_position("8/8/4k3/8/8/2NNK3/8/8 w - - 0 1").unwrap()
+        ));
+        let mut p = Position::new(&parse_position(STARTPOS).unwrap());
+        for m in ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1"] {
+            p.play(from_uci(&p.board, m).unwrap());
+            assert_eq!(p.end(), None);
+        }
+        p.play(from_uci(&p.board, "f6g8").unwrap());
+        assert_eq!(p.end(), Some(BoardEnd::Threefold));
+        let stale = Position::new(&parse_position("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1").unwrap());
+        assert_eq!(stale.end(), Some(BoardEnd::Stalemate));
+        assert!(from_uci(&p.board, "e2e5").unwrap_err().contains("illegal"));
+        assert!(from_uci(&p.board, "zz").is_err());
+    }
+}

@@ -1,0 +1,193 @@
+//! The arbiter end to end with scripted engines (and our own engine when it is built):
+//! faults are recorded as losses without stopping the match, fixed-node matches reproduce,
+//! the SPRT stops, and python-chess reads every PGN game.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn arbiter() -> &'static str {
+    env!("CARGO_BIN_EXE_arbiter")
+}
+
+fn fake() -> &'static str {
+    env!("CARGO_BIN_EXE_arbiter-fake-engine")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("arbiter-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn book() -> String {
+    format!(
+        "{}/../../../shared/chess/books/2moves_v1.epd",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn run(args: &[String]) -> (serde_json::Value, String) {
+    let out = Command::new(arbiter())
+        .args(args)
+        .output()
+        .expect("run arbiter");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "arbiter failed: {err}");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json = &text[text.find("\n{").expect("JSON report") + 1..];
+    (serde_json::from_str(json).expect("report JSON"), text)
+}
+
+fn engine(name: &str, cmd: &str, mode: Option<&str>) -> Vec<String> {
+    let mut v = vec![
+        "--engine".into(),
+        format!("name={name}"),
+        format!("cmd={cmd}"),
+    ];
+    if let Some(m) = mode {
+        v.push(format!("arg={m}"));
+    }
+    v
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+#[test]
+fn faults_are_losses_and_the_match_goes_on() {
+    let d = tmp("faults");
+    let pgn = d.join("faults.pgn");
+    let mut args = engine("ref", fake(), Some("random"));
+    for m in ["illegal", "hang", "crash", "crash-late"] {
+        args.extend(engine(m, fake(), Some(m)));
+    }
+    args.extend(s(&[
+        "--nodes",
+        "1000",
+        "--hang-timeout",
+        "2",
+        "--games",
+        "2",
+        "--concurrency",
+        "2",
+        "--book",
+        &book(),
+        "--pgn",
+    ]));
+    args.push(pgn.display().to_string());
+    let (report, text) = run(&args);
+    let pairs = report["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 4, "{text}");
+    for p in pairs {
+        let second = p["second"].as_str().unwrap();
+        assert_eq!(
+            (p["wins"].as_u64(), p["games"].as_u64()),
+            (Some(2), Some(2)),
+            "{second}: {text}"
+        );
+        let faults = |k: &str| p[k][1].as_u64().unwrap();
+        match second {
+            "illegal" => assert_eq!(faults("illegalMoves"), 2),
+            "hang" => assert_eq!(faults("hangs"), 2),
+            "crash" | "crash-late" => assert_eq!(faults("crashes"), 2),
+            _ => unreachable!(),
+        }
+    }
+    let games = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(games.matches("[Event ").count(), 8);
+    assert!(games.contains("{illegal plays an illegal move (a1a1)}"));
+    assert!(games.contains("{hang stopped answering}"));
+    assert!(games.contains("{crash-late crashed}"));
+    assert!(games.contains("[Termination \"rules infraction\"]"));
+}
+
+fn movetext(pgn: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(pgn).unwrap();
+    let mut games: Vec<String> = text
+        .split("[Event ")
+        .skip(1)
+        .map(|g| {
+            g.lines()
+                .filter(|l| !l.starts_with('['))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    games.sort();
+    games
+}
+
+#[test]
+fn fixed_node_matches_reproduce_and_python_chess_reads_the_pgn() {
+    let d = tmp("repro");
+    let mut engines = engine("a", fake(), Some("random"));
+    engines.extend(engine("b", fake(), Some("random")));
+    // Our own engine too, when the workspace has built it (cargo test --workspace does).
+    let actuary = PathBuf::from(env!("CARGO_BIN_EXE_arbiter")).with_file_name("actuary");
+    if actuary.exists() {
+        engines.extend(engine("actuary", actuary.to_str().unwrap(), None));
+    }
+    let pgn = |k: usize| d.join(format!("run{k}.pgn"));
+    for k in 0..2 {
+        let mut args = engines.clone();
+        args.extend(s(&[
+            "--nodes",
+            "2000",
+            "--games",
+            "4",
+            "--concurrency",
+            "2",
+            "--book-order",
+            "sequential",
+            "--round-robin",
+            "--book",
+            &book(),
+            "--quiet",
+            "--pgn",
+        ]));
+        args.push(pgn(k).display().to_string());
+        run(&args);
+    }
+    let (a, b) = (movetext(&pgn(0)), movetext(&pgn(1)));
+    assert!(!a.is_empty());
+    assert_eq!(
+        a, b,
+        "two identical fixed-node matches produced different games"
+    );
+    // python-chess must parse every game and replay it to the recorded result
+    let script = format!("{}/tests/read_pgn.py", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(pgn(0))
+        .output()
+        .expect("python3");
+    let says =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "python-chess check failed (pip install chess): {says}"
+    );
+    assert!(says.contains(&format!("games {}", a.len())), "{says}");
+}
+
+#[test]
+fn sprt_stops_with_a_decision() {
+    let mut args = engine("good", fake(), Some("random"));
+    args.extend(engine("bad", fake(), Some("illegal")));
+    args.extend(s(&[
+        "--nodes", "100", "--games", "400", "--sprt", "elo0=0", "elo1=10", "--quiet",
+    ]));
+    let (report, text) = run(&args);
+    assert_eq!(report["stoppedBySprt"], true, "{text}");
+    let sprt = &report["pairs"][0]["sprt"];
+    assert_eq!(sprt["decision"], "h1");
+    assert!(sprt["llr"].as_f64().unwrap() >= 2.94);
+    assert!((sprt["upperBound"].as_f64().unwrap() - 2.944).abs() < 1e-3);
+    assert!(report["games"].as_u64().unwrap() < 400);
+    assert!(
+        text.contains("LLR") || text.contains("h1") || text.contains("H1"),
+        "{text}"
+    );
+}

@@ -1,0 +1,66 @@
+//! ns per operation for the Drop7 hot paths: one move (drop + waves + rise), the fair leaf,
+//! canonicalisation. Run: `cargo bench -p drop7 --bench engine`.
+
+use drop7::board::Board;
+use drop7::fair_leaf::fair_leaf;
+use drop7::game::{Game, TraceRandom};
+use drop7::rng::Mulberry32;
+use drop7::rules::play_move;
+
+fn main() {
+    divan::main();
+}
+
+/// (board, next, rise, column the reference-random policy played) from real games.
+fn states(n: usize) -> Vec<(Board, u8, u8, usize)> {
+    let mut out = Vec::with_capacity(n);
+    let mut seed = 0x5eed_0000u32;
+    while out.len() < n {
+        let mut g = Game::new(seed);
+        let mut p = TraceRandom::new(seed);
+        while !g.finished() && out.len() < n {
+            let c = p.choose(&g.board).expect("legal column");
+            out.push((g.board, g.next, g.moves_remaining, c));
+            g.play(c, &mut ()).expect("legal");
+        }
+        seed += 1;
+    }
+    out
+}
+
+const N: usize = 1 << 14;
+
+#[divan::bench]
+fn one_move(bencher: divan::Bencher) {
+    let set = states(N);
+    let mut i = 0;
+    bencher.bench_local(|| {
+        let (b, next, rise, c) = set[i & (N - 1)];
+        i += 1;
+        let mut b = divan::black_box(b);
+        let out = play_move(&mut b, c, next, rise, &mut Mulberry32::new(i as u32), &mut ());
+        divan::black_box((b, out.map(|o| o.score_delta)))
+    });
+}
+
+#[divan::bench]
+fn fair_leaf_eval(bencher: divan::Bencher) {
+    let set = states(N);
+    let mut i = 0;
+    bencher.bench_local(|| {
+        let (b, next, rise, _) = set[i & (N - 1)];
+        i += 1;
+        divan::black_box(fair_leaf(divan::black_box(&b), next, rise))
+    });
+}
+
+#[divan::bench]
+fn canonical(bencher: divan::Bencher) {
+    let set = states(N);
+    let mut i = 0;
+    bencher.bench_local(|| {
+        let b = set[i & (N - 1)].0;
+        i += 1;
+        divan::black_box(divan::black_box(b).canonical())
+    });
+}

@@ -1,0 +1,75 @@
+//! ns per board for the n-tuple hot path on arm C (rows,cols,win23,win32,phase=all; 10⁹
+//! entries, 4 GB of weights): feature extraction alone, and extraction plus value over a
+//! small (cache-warm) and a large (cache-cold, as in training) set of real game boards.
+//!
+//! Run: `cargo bench -p ntuple --bench features` (needs ~4.5 GB of free memory).
+
+use std::sync::OnceLock;
+
+use drop7::board::Board;
+use drop7::game::{Game, TraceRandom};
+use ntuple::features::active;
+use ntuple::layout::Layout;
+use ntuple::tables::{OPTIMISTIC_TOTAL, Tables};
+
+fn main() {
+    divan::main();
+}
+
+/// Boards (with their rise clock) from reference-random games.
+fn boards(n: usize) -> Vec<(Board, u8)> {
+    let mut out = Vec::with_capacity(n);
+    let mut seed = 0x5eed_0000u32;
+    while out.len() < n {
+        let mut g = Game::new(seed);
+        let mut p = TraceRandom::new(seed);
+        while !g.finished() && out.len() < n {
+            out.push((g.board, g.moves_remaining));
+            let c = p.choose(&g.board).expect("live game has a legal column");
+            g.play(c, &mut ()).expect("legal");
+        }
+        seed += 1;
+    }
+    out
+}
+
+fn arm_c() -> &'static Tables {
+    static T: OnceLock<Tables> = OnceLock::new();
+    T.get_or_init(|| {
+        let layout = Layout::parse("rows,cols,win23,win32,phase=all").expect("layout");
+        let t = Tables::new(layout, OPTIMISTIC_TOTAL, false).expect("4 GB for the arm C weights");
+        // Make the weights distinct so nothing is uniformly cached by the hardware.
+        for (i, w) in t.weights.iter().enumerate().step_by(4093) {
+            w.store((i as f32 * 1e-9).to_bits(), std::sync::atomic::Ordering::Relaxed);
+        }
+        t
+    })
+}
+
+const SMALL: usize = 1 << 10;
+const LARGE: usize = 1 << 20;
+
+#[divan::bench(args = [SMALL, LARGE])]
+fn features_only(bencher: divan::Bencher, n: usize) {
+    let t = arm_c();
+    let set = boards(n);
+    let mut i = 0;
+    bencher.bench_local(|| {
+        let (b, mr) = &set[i & (n - 1)];
+        i += 1;
+        divan::black_box(active(&t.layout, divan::black_box(b), *mr).len)
+    });
+}
+
+#[divan::bench(args = [SMALL, LARGE])]
+fn features_and_value(bencher: divan::Bencher, n: usize) {
+    let t = arm_c();
+    let set = boards(n);
+    let mut i = 0;
+    bencher.bench_local(|| {
+        let (b, mr) = &set[i & (n - 1)];
+        i += 1;
+        let a = active(&t.layout, divan::black_box(b), *mr);
+        divan::black_box(t.value(a.as_slice()))
+    });
+}
