@@ -11,7 +11,11 @@ pub use cozy_chess::{BitBoard, Board, Color, File, Move, Piece, Rank, Square};
 pub const STARTPOS_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 /// A move that can never be legal (a1a1); used as "no move" in fixed-size tables.
-pub const NULL_MOVE: Move = Move { from: Square::A1, to: Square::A1, promotion: None };
+pub const NULL_MOVE: Move = Move {
+    from: Square::A1,
+    to: Square::A1,
+    promotion: None,
+};
 
 /// Most legal moves any chess position has is 218; 256 leaves room and keeps lists on the stack.
 pub const MAX_MOVES: usize = 256;
@@ -71,6 +75,38 @@ pub fn captured_piece(board: &Board, mv: Move) -> Option<Piece> {
     }
 }
 
+/// Does `mv` give check? Computed from attack sets without making the move (direct and
+/// discovered checks); rare special moves (castling, en passant) are made on a copy.
+pub fn gives_check(board: &Board, mv: Move) -> bool {
+    use cozy_chess::{get_bishop_moves, get_knight_moves, get_pawn_attacks, get_rook_moves};
+    if is_castle(board, mv) || is_en_passant(board, mv) {
+        let mut b = board.clone();
+        b.play_unchecked(mv);
+        return !b.checkers().is_empty();
+    }
+    let stm = board.side_to_move();
+    let king = board.king(!stm);
+    let occ = (board.occupied() ^ mv.from.bitboard()) | mv.to.bitboard();
+    let piece = mv
+        .promotion
+        .unwrap_or_else(|| board.piece_on(mv.from).unwrap_or(Piece::Pawn));
+    let direct = match piece {
+        Piece::Pawn => get_pawn_attacks(mv.to, stm).has(king),
+        Piece::Knight => get_knight_moves(mv.to).has(king),
+        Piece::Bishop => get_bishop_moves(mv.to, occ).has(king),
+        Piece::Rook => get_rook_moves(mv.to, occ).has(king),
+        Piece::Queen => (get_bishop_moves(mv.to, occ) | get_rook_moves(mv.to, occ)).has(king),
+        Piece::King => false,
+    };
+    if direct {
+        return true;
+    }
+    let ours = board.colors(stm) & !mv.from.bitboard() & !mv.to.bitboard();
+    let diag = (board.pieces(Piece::Bishop) | board.pieces(Piece::Queen)) & ours;
+    let line = (board.pieces(Piece::Rook) | board.pieces(Piece::Queen)) & ours;
+    !((get_bishop_moves(king, occ) & diag) | (get_rook_moves(king, occ) & line)).is_empty()
+}
+
 /// Does the side to move have any piece other than king and pawns? Null move is unsound without.
 #[inline]
 pub fn has_non_pawn_material(board: &Board, color: Color) -> bool {
@@ -117,7 +153,11 @@ pub fn move_to_uci(board: &Board, mv: Move) -> String {
         return "0000".to_string();
     }
     if is_castle(board, mv) {
-        let file = if mv.to.file() > mv.from.file() { File::G } else { File::C };
+        let file = if mv.to.file() > mv.from.file() {
+            File::G
+        } else {
+            File::C
+        };
         let to = Square::new(file, mv.from.rank());
         return format!("{}{}", mv.from, to);
     }
@@ -126,7 +166,9 @@ pub fn move_to_uci(board: &Board, mv: Move) -> String {
 
 /// Parse a UCI move and check it is legal here. Accepts both e1g1 and e1h1 castling.
 pub fn uci_to_move(board: &Board, text: &str) -> Result<Move, String> {
-    let parsed: Move = text.parse().map_err(|_| format!("'{text}' is not a UCI move"))?;
+    let parsed: Move = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a UCI move"))?;
     let mut mv = parsed;
     if board.piece_on(mv.from) == Some(Piece::King)
         && board.color_on(mv.from) == Some(board.side_to_move())
@@ -134,9 +176,17 @@ pub fn uci_to_move(board: &Board, text: &str) -> Result<Move, String> {
         && (mv.to.file() == File::G || mv.to.file() == File::C)
         && mv.from.rank() == mv.to.rank()
     {
-        let rook_file = if mv.to.file() == File::G { File::H } else { File::A };
+        let rook_file = if mv.to.file() == File::G {
+            File::H
+        } else {
+            File::A
+        };
         let rook_sq = Square::new(rook_file, mv.from.rank());
-        let castle = Move { from: mv.from, to: rook_sq, promotion: None };
+        let castle = Move {
+            from: mv.from,
+            to: rook_sq,
+            promotion: None,
+        };
         if board.is_legal(castle) {
             mv = castle;
         }
@@ -179,7 +229,11 @@ pub fn to_san(board: &Board, mv: Move) -> String {
 fn san_core(board: &Board, mv: Move) -> String {
     let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
     if is_castle(board, mv) {
-        return if mv.to.file() > mv.from.file() { "O-O".into() } else { "O-O-O".into() };
+        return if mv.to.file() > mv.from.file() {
+            "O-O".into()
+        } else {
+            "O-O-O".into()
+        };
     }
     let capture = is_capture(board, mv);
     let mut s = String::new();
@@ -255,8 +309,18 @@ pub fn parse_san(board: &Board, text: &str) -> Result<Move, String> {
                 continue;
             }
             let full = format!("{}{}{}", piece_letter(piece), mv.from, mv.to);
-            let file = format!("{}{}{}", piece_letter(piece), &mv.from.to_string()[0..1], mv.to);
-            let rank = format!("{}{}{}", piece_letter(piece), &mv.from.to_string()[1..2], mv.to);
+            let file = format!(
+                "{}{}{}",
+                piece_letter(piece),
+                &mv.from.to_string()[0..1],
+                mv.to
+            );
+            let rank = format!(
+                "{}{}{}",
+                piece_letter(piece),
+                &mv.from.to_string()[1..2],
+                mv.to
+            );
             if want == full || want == file || want == rank {
                 found = Some(mv);
                 break;
@@ -265,27 +329,25 @@ pub fn parse_san(board: &Board, text: &str) -> Result<Move, String> {
     }
     match found {
         Some(mv) => Ok(mv),
-        None => uci_to_move(board, text.trim()).map_err(|_| format!("'{text}' is not a legal SAN move in {}", to_fen(board))),
+        None => uci_to_move(board, text.trim())
+            .map_err(|_| format!("'{text}' is not a legal SAN move in {}", to_fen(board))),
     }
 }
 
 /// A game position plus the Zobrist keys of the positions before it (for repetition).
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Position {
     pub board: Board,
     /// Keys of earlier positions in the game, oldest first (not including `board`).
     pub history: Vec<u64>,
 }
 
-impl Default for Position {
-    fn default() -> Self {
-        Self { board: Board::default(), history: Vec::new() }
-    }
-}
-
 impl Position {
     pub fn from_fen(fen: &str) -> Result<Self, String> {
-        Ok(Self { board: parse_fen(fen)?, history: Vec::new() })
+        Ok(Self {
+            board: parse_fen(fen)?,
+            history: Vec::new(),
+        })
     }
 
     /// Play a UCI move after checking legality.
@@ -316,12 +378,17 @@ pub struct Epd {
 impl Epd {
     /// First operand list for `op`, if present.
     pub fn op(&self, op: &str) -> Option<&[String]> {
-        self.ops.iter().find(|(k, _)| k == op).map(|(_, v)| v.as_slice())
+        self.ops
+            .iter()
+            .find(|(k, _)| k == op)
+            .map(|(_, v)| v.as_slice())
     }
 
     /// `id` or a fallback label.
     pub fn id(&self) -> String {
-        self.op("id").and_then(|v| v.first().cloned()).unwrap_or_else(|| to_fen(&self.board))
+        self.op("id")
+            .and_then(|v| v.first().cloned())
+            .unwrap_or_else(|| to_fen(&self.board))
     }
 }
 
@@ -371,7 +438,9 @@ pub fn parse_epd(line: &str) -> Result<Epd, String> {
     let mut clocks = Vec::new();
     loop {
         let t = rest.trim_start();
-        let end = t.find(|c: char| c.is_whitespace() || c == ';').unwrap_or(t.len());
+        let end = t
+            .find(|c: char| c.is_whitespace() || c == ';')
+            .unwrap_or(t.len());
         if end > 0 && clocks.len() < 2 && t[..end].chars().all(|c| c.is_ascii_digit()) {
             clocks.push(&t[..end]);
             rest = &t[end..];
@@ -428,6 +497,24 @@ mod tests {
     }
 
     #[test]
+    fn gives_check_matches_make() {
+        for fen in [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+            "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+            "4k3/8/8/3pP3/8/8/8/R3K2R w KQ d6 0 2",
+        ] {
+            let b = parse_fen(fen).unwrap();
+            for mv in legal_moves(&b) {
+                let mut c = b.clone();
+                c.play_unchecked(mv);
+                assert_eq!(gives_check(&b, mv), !c.checkers().is_empty(), "{fen} {mv}");
+            }
+        }
+    }
+
+    #[test]
     fn san_parse() {
         let b = parse_fen("2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1").unwrap();
         let mv = parse_san(&b, "Qg6").unwrap();
@@ -437,7 +524,8 @@ mod tests {
 
     #[test]
     fn epd_parse() {
-        let e = parse_epd(r#"8/7p/5k2/5p2/p1p2P2/Pr1pPK2/1P1R3P/8 b - - bm Rxb2; id "WAC.002";"#).unwrap();
+        let e = parse_epd(r#"8/7p/5k2/5p2/p1p2P2/Pr1pPK2/1P1R3P/8 b - - bm Rxb2; id "WAC.002";"#)
+            .unwrap();
         assert_eq!(e.op("bm").unwrap(), &["Rxb2".to_string()]);
         assert_eq!(e.id(), "WAC.002");
         let p = parse_epd("4k3/8/8/8/8/8/8/4K2R w K - 0 1 ;D1 15 ;D2 66").unwrap();

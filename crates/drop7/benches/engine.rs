@@ -3,9 +3,9 @@
 
 use drop7::board::Board;
 use drop7::fair_leaf::fair_leaf;
-use drop7::game::{Game, TraceRandom};
 use drop7::rng::Mulberry32;
 use drop7::rules::play_move;
+use drop7::runner::sample_states;
 
 fn main() {
     divan::main();
@@ -13,19 +13,10 @@ fn main() {
 
 /// (board, next, rise, column the reference-random policy played) from real games.
 fn states(n: usize) -> Vec<(Board, u8, u8, usize)> {
-    let mut out = Vec::with_capacity(n);
-    let mut seed = 0x5eed_0000u32;
-    while out.len() < n {
-        let mut g = Game::new(seed);
-        let mut p = TraceRandom::new(seed);
-        while !g.finished() && out.len() < n {
-            let c = p.choose(&g.board).expect("legal column");
-            out.push((g.board, g.next, g.moves_remaining, c));
-            g.play(c, &mut ()).expect("legal");
-        }
-        seed += 1;
-    }
-    out
+    sample_states(0x5eed_0000, n)
+        .into_iter()
+        .map(|(s, c)| (s.board, s.next, s.moves_remaining, c))
+        .collect()
 }
 
 const N: usize = 1 << 14;
@@ -38,7 +29,14 @@ fn one_move(bencher: divan::Bencher) {
         let (b, next, rise, c) = set[i & (N - 1)];
         i += 1;
         let mut b = divan::black_box(b);
-        let out = play_move(&mut b, c, next, rise, &mut Mulberry32::new(i as u32), &mut ());
+        let out = play_move(
+            &mut b,
+            c,
+            next,
+            rise,
+            &mut Mulberry32::new(i as u32),
+            &mut (),
+        );
         divan::black_box((b, out.map(|o| o.score_delta)))
     });
 }

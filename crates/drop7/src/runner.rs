@@ -72,3 +72,21 @@ pub fn play_game(seed: u32, policy: &mut dyn Policy) -> GameRecord {
     r.wall_seconds = t0.elapsed().as_secs_f64();
     r
 }
+
+/// `n` states (with the column the reference-random policy then played) from consecutive
+/// reference-random games starting at `seed`: realistic inputs for benchmarks and tests.
+pub fn sample_states(seed: u32, n: usize) -> Vec<(crate::game::PublicState, usize)> {
+    let mut out = Vec::with_capacity(n);
+    let mut seed = seed;
+    while out.len() < n {
+        let mut g = Game::new(seed);
+        let mut p = crate::game::TraceRandom::new(seed);
+        while !g.finished() && out.len() < n {
+            let Some(c) = p.choose(&g.board) else { break };
+            out.push((g.public(), c));
+            g.play(c, &mut ()).expect("the policy plays legal columns");
+        }
+        seed = seed.wrapping_add(1);
+    }
+    out
+}

@@ -7,7 +7,7 @@
 use std::sync::OnceLock;
 
 use drop7::board::Board;
-use drop7::game::{Game, TraceRandom};
+use drop7::runner::sample_states;
 use ntuple::features::active;
 use ntuple::layout::Layout;
 use ntuple::tables::{OPTIMISTIC_TOTAL, Tables};
@@ -18,19 +18,10 @@ fn main() {
 
 /// Boards (with their rise clock) from reference-random games.
 fn boards(n: usize) -> Vec<(Board, u8)> {
-    let mut out = Vec::with_capacity(n);
-    let mut seed = 0x5eed_0000u32;
-    while out.len() < n {
-        let mut g = Game::new(seed);
-        let mut p = TraceRandom::new(seed);
-        while !g.finished() && out.len() < n {
-            out.push((g.board, g.moves_remaining));
-            let c = p.choose(&g.board).expect("live game has a legal column");
-            g.play(c, &mut ()).expect("legal");
-        }
-        seed += 1;
-    }
-    out
+    sample_states(0x5eed_0000, n)
+        .into_iter()
+        .map(|(s, _)| (s.board, s.moves_remaining))
+        .collect()
 }
 
 fn arm_c() -> &'static Tables {
@@ -40,7 +31,10 @@ fn arm_c() -> &'static Tables {
         let t = Tables::new(layout, OPTIMISTIC_TOTAL, false).expect("4 GB for the arm C weights");
         // Make the weights distinct so nothing is uniformly cached by the hardware.
         for (i, w) in t.weights.iter().enumerate().step_by(4093) {
-            w.store((i as f32 * 1e-9).to_bits(), std::sync::atomic::Ordering::Relaxed);
+            w.store(
+                (i as f32 * 1e-9).to_bits(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
         }
         t
     })

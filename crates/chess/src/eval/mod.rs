@@ -133,13 +133,15 @@ impl LazyMargins {
     /// Margin guarding the fail-high exit `score - margin_a > beta` (pessimistic for `my`).
     pub fn margin_a(&self, tier: Tier, my: usize, opp: usize) -> i32 {
         let t = Self::tier_index(tier);
-        ((self.king_hi[my] - self.king_lo[opp]) + (self.resid_hi[t][opp] - self.resid_lo[t][my])).max(0)
+        ((self.king_hi[my] - self.king_lo[opp]) + (self.resid_hi[t][opp] - self.resid_lo[t][my]))
+            .max(0)
     }
 
     /// Margin guarding the fail-low exit `score + margin_b < alpha`.
     pub fn margin_b(&self, tier: Tier, my: usize, opp: usize) -> i32 {
         let t = Self::tier_index(tier);
-        ((self.king_hi[opp] - self.king_lo[my]) + (self.resid_hi[t][my] - self.resid_lo[t][opp])).max(0)
+        ((self.king_hi[opp] - self.king_lo[my]) + (self.resid_hi[t][my] - self.resid_lo[t][opp]))
+            .max(0)
     }
 }
 
@@ -163,7 +165,7 @@ pub const BISHOP_PAIR: S = S::new(28, 52);
 pub const BAD_TRADE: S = S::new(40, 25);
 /// Endgame bonus per square of king distance to a passer's stop square (enemy minus own).
 pub const PASSER_KING_DIST: i32 = 4;
-pub const PASSER_BLOCKED: S = S::new(-5, -18);
+pub const PASSER_BLOCKED: S = S::new(-3, -9);
 
 /// Tier 0: material + piece-square tables + phase.
 pub fn super_lazy_terms(board: &Board) -> Accum {
@@ -173,7 +175,11 @@ pub fn super_lazy_terms(board: &Board) -> Accum {
         for piece in Piece::ALL {
             let p = piece as usize;
             for sq in board.colored_pieces(color, piece) {
-                let idx = if color == Color::White { sq as usize } else { sq as usize ^ 56 };
+                let idx = if color == Color::White {
+                    sq as usize
+                } else {
+                    sq as usize ^ 56
+                };
                 s += PST[p][idx];
                 acc.phase += PHASE_WEIGHT[p];
             }
@@ -206,13 +212,21 @@ pub fn lazy_terms(board: &Board, acc: &mut Accum, entry: &pawns::PawnEntry) {
         while passed != 0 {
             let sq = passed.trailing_zeros() as usize;
             passed &= passed - 1;
-            let stop = if color == Color::White { sq + 8 } else { sq - 8 };
-            let rel_rank = (if color == Color::White { sq / 8 } else { 7 - sq / 8 }) as i32;
+            let stop = if color == Color::White {
+                sq + 8
+            } else {
+                sq - 8
+            };
+            let rel_rank = (if color == Color::White {
+                sq / 8
+            } else {
+                7 - sq / 8
+            }) as i32;
             let weight = (rel_rank - 1).max(0);
             let dist = sq_distance(their_king, stop) * 2 - sq_distance(our_king, stop);
             extra.eg += dist * PASSER_KING_DIST * weight / 2;
             if board.occupied().0 & (1u64 << stop) != 0 {
-                extra += PASSER_BLOCKED * weight / 2;
+                extra += PASSER_BLOCKED * weight;
             }
         }
         let c = board.colors(color);
@@ -224,8 +238,7 @@ pub fn lazy_terms(board: &Board, acc: &mut Accum, entry: &pawns::PawnEntry) {
     // Bad trade: with majors level, the side with more minor pieces is better than the pawns
     // the other side got for them suggest.
     let count = |color: Color, p: Piece| (board.colored_pieces(color, p)).len() as i32;
-    let minors =
-        |c: Color| count(c, Piece::Knight) + count(c, Piece::Bishop);
+    let minors = |c: Color| count(c, Piece::Knight) + count(c, Piece::Bishop);
     let majors = |c: Color| count(c, Piece::Rook) + 2 * count(c, Piece::Queen);
     let dm = minors(Color::White) - minors(Color::Black);
     if dm != 0 && majors(Color::White) == majors(Color::Black) {
@@ -270,10 +283,18 @@ fn eval_with_entry(board: &Board, tier: Tier, entry: &pawns::PawnEntry) -> i32 {
     }
     if tier >= Tier::Full {
         full_terms(board, &mut acc);
-        acc.residual += if board.side_to_move() == Color::White { terms::TEMPO } else { -terms::TEMPO };
+        acc.residual += if board.side_to_move() == Color::White {
+            terms::TEMPO
+        } else {
+            -terms::TEMPO
+        };
     }
     let v = taper(board, &acc);
-    if board.side_to_move() == Color::White { v } else { -v }
+    if board.side_to_move() == Color::White {
+        v
+    } else {
+        -v
+    }
 }
 
 /// Per-thread evaluator owning the pawn hash table.
@@ -289,7 +310,11 @@ impl Evaluator {
         if tier == Tier::SuperLazy {
             let acc = super_lazy_terms(board);
             let v = taper(board, &acc);
-            return if board.side_to_move() == Color::White { v } else { -v };
+            return if board.side_to_move() == Color::White {
+                v
+            } else {
+                -v
+            };
         }
         let entry = self.pawns.probe(board);
         eval_with_entry(board, tier, &entry)
@@ -312,13 +337,32 @@ mod tests {
         let rows: Vec<String> = f[0]
             .split('/')
             .rev()
-            .map(|r| r.chars().map(|c| if c.is_uppercase() { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() }).collect())
+            .map(|r| {
+                r.chars()
+                    .map(|c| {
+                        if c.is_uppercase() {
+                            c.to_ascii_lowercase()
+                        } else {
+                            c.to_ascii_uppercase()
+                        }
+                    })
+                    .collect()
+            })
             .collect();
         let stm = if f[1] == "w" { "b" } else { "w" };
         let castle: String = if f[2] == "-" {
             "-".into()
         } else {
-            let mut v: Vec<char> = f[2].chars().map(|c| if c.is_uppercase() { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() }).collect();
+            let mut v: Vec<char> = f[2]
+                .chars()
+                .map(|c| {
+                    if c.is_uppercase() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        c.to_ascii_uppercase()
+                    }
+                })
+                .collect();
             v.sort_by_key(|c| (c.is_lowercase(), *c != 'K' && *c != 'k'));
             v.into_iter().collect()
         };

@@ -81,7 +81,8 @@ pub struct PawnEntry {
 pub fn pawn_key(board: &Board) -> u64 {
     let w = (board.colored_pieces(Color::White, Piece::Pawn)).0;
     let b = (board.colored_pieces(Color::Black, Piece::Pawn)).0;
-    mix(w ^ 0x9E37_79B9_7F4A_7C15) ^ mix(b.rotate_left(17) ^ 0xD1B5_4A32_D192_ED03).rotate_left(29) | 1
+    mix(w ^ 0x9E37_79B9_7F4A_7C15) ^ mix(b.rotate_left(17) ^ 0xD1B5_4A32_D192_ED03).rotate_left(29)
+        | 1
 }
 
 #[inline]
@@ -93,7 +94,10 @@ fn mix(mut z: u64) -> u64 {
 
 /// Compute the pawn-structure entry from scratch.
 pub fn evaluate_pawns(board: &Board) -> PawnEntry {
-    let mut e = PawnEntry { key: pawn_key(board), ..Default::default() };
+    let mut e = PawnEntry {
+        key: pawn_key(board),
+        ..Default::default()
+    };
     let mut score = S::default();
     for color in [Color::White, Color::Black] {
         let us = board.colored_pieces(color, Piece::Pawn).0;
@@ -104,7 +108,11 @@ pub fn evaluate_pawns(board: &Board) -> PawnEntry {
         while bb != 0 {
             let sq = bb.trailing_zeros() as usize;
             bb &= bb - 1;
-            let rel_rank = if color == Color::White { sq / 8 } else { 7 - sq / 8 };
+            let rel_rank = if color == Color::White {
+                sq / 8
+            } else {
+                7 - sq / 8
+            };
             let front = front_span(sq, color);
             if front & us != 0 {
                 s += DOUBLED;
@@ -122,7 +130,11 @@ pub fn evaluate_pawns(board: &Board) -> PawnEntry {
                     // Backward: no friendly pawn beside or behind on adjacent files, and the
                     // stop square is hit by an enemy pawn.
                     let behind_or_level = adj & !passed_mask(sq, color);
-                    let stop = if color == Color::White { bit << 8 } else { bit >> 8 };
+                    let stop = if color == Color::White {
+                        bit << 8
+                    } else {
+                        bit >> 8
+                    };
                     if behind_or_level & us == 0 && pawn_attacks(them, !color) & stop != 0 {
                         s += BACKWARD;
                     }
@@ -150,7 +162,9 @@ pub struct PawnTable {
 
 impl PawnTable {
     pub fn new(entries_log2: u32) -> Self {
-        Self { entries: vec![PawnEntry::default(); 1 << entries_log2] }
+        Self {
+            entries: vec![PawnEntry::default(); 1 << entries_log2],
+        }
     }
 
     #[inline]
@@ -167,7 +181,9 @@ impl PawnTable {
     }
 
     pub fn clear(&mut self) {
-        self.entries.iter_mut().for_each(|e| *e = PawnEntry::default());
+        self.entries
+            .iter_mut()
+            .for_each(|e| *e = PawnEntry::default());
     }
 }
 

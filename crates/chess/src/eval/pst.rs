@@ -43,13 +43,21 @@ const fn square_bonus(piece: usize, sq: usize) -> S {
             if r == 0 || r == 7 {
                 S::new(0, 0)
             } else {
-                let central = if fc(sq) >= 2 && r >= 2 && r <= 4 { 12 } else { 0 };
+                let central = if fc(sq) >= 2 && r >= 2 && r <= 4 {
+                    12
+                } else {
+                    0
+                };
                 let flank_push = if fc(sq) == 0 && r >= 3 { -4 } else { 0 };
                 S::new((r - 1) * 4 + central + flank_push - 4, (r - 1) * 9)
             }
         }
         1 => {
-            let outpost = if r >= 4 && r <= 5 && fc(sq) >= 2 { 8 } else { 0 };
+            let outpost = if r >= 4 && r <= 5 && fc(sq) >= 2 {
+                8
+            } else {
+                0
+            };
             S::new(centre * 9 - 28 + outpost, centre * 7 - 22)
         }
         2 => {

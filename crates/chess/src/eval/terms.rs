@@ -85,13 +85,19 @@ pub fn full_terms(board: &Board) -> FullTerms {
                     attackers += 1;
                     attack_units += KING_ATTACK_WEIGHT[p] * hits;
                 }
-                if matches!(piece, Piece::Knight | Piece::Bishop) && !(att & them & their_majors).is_empty() {
+                if matches!(piece, Piece::Knight | Piece::Bishop)
+                    && !(att & them & their_majors).is_empty()
+                {
                     residual += THREAT_BY_MINOR_ON_MAJOR;
                 }
                 if piece == Piece::Rook {
                     let file = FILE_A << (square(sq) % 8);
                     if file & our_pawns == 0 {
-                        residual += if file & their_pawns == 0 { ROOK_OPEN } else { ROOK_SEMI_OPEN };
+                        residual += if file & their_pawns == 0 {
+                            ROOK_OPEN
+                        } else {
+                            ROOK_SEMI_OPEN
+                        };
                     }
                 }
             }
@@ -140,8 +146,16 @@ fn shelter(board: &Board, color: Color) -> i32 {
     let mut s = 0;
     for f in (kf - 1).max(0)..=(kf + 1).min(7) {
         let file = FILE_A << f;
-        let near_rank = if color == Color::White { kr + 1 } else { kr.saturating_sub(1) };
-        let far_rank = if color == Color::White { kr + 2 } else { kr.saturating_sub(2) };
+        let near_rank = if color == Color::White {
+            kr + 1
+        } else {
+            kr.saturating_sub(1)
+        };
+        let far_rank = if color == Color::White {
+            kr + 2
+        } else {
+            kr.saturating_sub(2)
+        };
         if near_rank < 8 && our_pawns & file & (0xFFu64 << (near_rank * 8)) != 0 {
             s += SHIELD_PAWN_NEAR;
         } else if far_rank < 8 && our_pawns & file & (0xFFu64 << (far_rank * 8)) != 0 {
@@ -172,10 +186,11 @@ fn trapped(board: &Board, color: Color) -> S {
     let rooks = board.colored_pieces(color, Piece::Rook).0;
     let k = flip(square(board.king(color)));
     // King on f1/g1 with rook on g1/h1 (or b1/c1 with rook a1/b1) cannot get out.
-    if (k == 5 || k == 6) && rooks & ((1u64 << flip(7)) | (1u64 << flip(6))) & !(1u64 << flip(k)) != 0 {
-        if rooks & (1u64 << flip(7)) != 0 || k == 5 {
-            s += TRAPPED_ROOK;
-        }
+    if (k == 5 || k == 6)
+        && rooks & ((1u64 << flip(7)) | (1u64 << flip(6))) & !(1u64 << flip(k)) != 0
+        && (rooks & (1u64 << flip(7)) != 0 || k == 5)
+    {
+        s += TRAPPED_ROOK;
     }
     if (k == 1 || k == 2) && rooks & ((1u64 << flip(0)) | (1u64 << flip(1))) != 0 {
         s += TRAPPED_ROOK;

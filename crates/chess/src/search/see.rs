@@ -3,7 +3,9 @@
 
 use crate::board::{BitBoard, Board, Color, Move, Piece, Square, is_castle, is_en_passant};
 use crate::eval::pst::SEE_VALUE;
-use cozy_chess::{get_bishop_moves, get_king_moves, get_knight_moves, get_pawn_attacks, get_rook_moves};
+use cozy_chess::{
+    get_bishop_moves, get_king_moves, get_knight_moves, get_pawn_attacks, get_rook_moves,
+};
 
 /// All pieces (both colours) attacking `sq` given occupancy `occ`.
 #[inline]
@@ -46,7 +48,9 @@ pub fn see_ge(board: &Board, mv: Move, threshold: i32) -> bool {
     if balance < 0 {
         return false;
     }
-    let moved = mv.promotion.unwrap_or_else(|| board.piece_on(from).unwrap_or(Piece::Pawn));
+    let moved = mv
+        .promotion
+        .unwrap_or_else(|| board.piece_on(from).unwrap_or(Piece::Pawn));
     balance -= SEE_VALUE[moved as usize];
     if balance >= 0 {
         return true;
@@ -112,8 +116,16 @@ mod tests {
     #[test]
     fn see_cases() {
         // Pawn takes undefended pawn... a rook takes a pawn defended by nothing.
-        assert!(see("1k1r4/1pp4p/p7/4p3/8/P5P1/1PP4P/2K1R3 w - - 0 1", "e1e5", 100));
-        assert!(!see("1k1r4/1pp4p/p7/4p3/8/P5P1/1PP4P/2K1R3 w - - 0 1", "e1e5", 101));
+        assert!(see(
+            "1k1r4/1pp4p/p7/4p3/8/P5P1/1PP4P/2K1R3 w - - 0 1",
+            "e1e5",
+            100
+        ));
+        assert!(!see(
+            "1k1r4/1pp4p/p7/4p3/8/P5P1/1PP4P/2K1R3 w - - 0 1",
+            "e1e5",
+            101
+        ));
         // Knight takes pawn defended by a knight: loses N for P.
         let fen = "1k1r3q/1ppn3p/p4b2/4p3/8/P2N2P1/1PP1R1BP/2K1Q3 w - - 0 1";
         assert!(!see(fen, "d3e5", 0));
@@ -127,7 +139,13 @@ mod tests {
         assert!(see("4r1k1/8/8/4p3/8/8/4R3/4R1K1 w - - 0 1", "e2e5", 0));
         // Quiet moves: to a safe square is neutral, to a pawn-attacked square loses the piece.
         assert!(see("4k3/8/3p4/8/8/8/8/2B1K3 w - - 0 1", "c1e3", 0));
-        assert!(see("4k3/8/8/8/3p4/8/8/3NK3 b - - 0 1".replace(" b ", " w ").as_str(), "d1f2", 0));
+        assert!(see(
+            "4k3/8/8/8/3p4/8/8/3NK3 b - - 0 1"
+                .replace(" b ", " w ")
+                .as_str(),
+            "d1f2",
+            0
+        ));
         assert!(!see("4k3/8/8/8/3p4/8/8/3NK3 w - - 0 1", "d1c3", 0));
         assert!(see("4k3/8/8/8/3p4/8/8/3NK3 w - - 0 1", "d1c3", -320));
         // En passant.

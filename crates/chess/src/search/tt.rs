@@ -50,7 +50,11 @@ pub fn unpack_move(v: u16) -> Move {
         4 => Some(Piece::Queen),
         _ => None,
     };
-    Move { from: Square::index((v & 63) as usize), to: Square::index(((v >> 6) & 63) as usize), promotion }
+    Move {
+        from: Square::index((v & 63) as usize),
+        to: Square::index(((v >> 6) & 63) as usize),
+        promotion,
+    }
 }
 
 /// Mate scores are stored relative to the node, not the root, so they stay right when the
@@ -101,8 +105,16 @@ impl Tt {
     /// A table of about `mb` megabytes (16 bytes per slot).
     pub fn new(mb: usize) -> Self {
         let n = (mb.max(1) * 1024 * 1024 / 16).max(1024);
-        let slots = (0..n).map(|_| Slot { key_xor: AtomicU64::new(0), data: AtomicU64::new(0) }).collect();
-        Self { slots, age: AtomicU8::new(0) }
+        let slots = (0..n)
+            .map(|_| Slot {
+                key_xor: AtomicU64::new(0),
+                data: AtomicU64::new(0),
+            })
+            .collect();
+        Self {
+            slots,
+            age: AtomicU8::new(0),
+        }
     }
 
     pub fn clear(&self) {
@@ -115,7 +127,8 @@ impl Tt {
 
     /// Called once per `go`: entries from older searches become preferred victims.
     pub fn new_search(&self) {
-        self.age.store(self.age.load(Relaxed).wrapping_add(1) & 63, Relaxed);
+        self.age
+            .store(self.age.load(Relaxed).wrapping_add(1) & 63, Relaxed);
     }
 
     #[inline]
@@ -149,7 +162,16 @@ impl Tt {
     /// Store, preferring to keep deeper entries of the current search for the same key.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn store(&self, key: u64, mv: Move, score: i32, eval: i32, depth: i32, bound: Bound, ply: usize) {
+    pub fn store(
+        &self,
+        key: u64,
+        mv: Move,
+        score: i32,
+        eval: i32,
+        depth: i32,
+        bound: Bound,
+        ply: usize,
+    ) {
         let slot = &self.slots[self.index(key)];
         let age = self.age.load(Relaxed);
         let old = slot.data.load(Relaxed);
@@ -161,7 +183,11 @@ impl Tt {
             return;
         }
         // Keep the previous best move when this store has none for the same position.
-        let mv16 = if mv == NULL_MOVE && same { old as u16 } else { pack_move(mv) };
+        let mv16 = if mv == NULL_MOVE && same {
+            old as u16
+        } else {
+            pack_move(mv)
+        };
         let data = pack(mv16, score_to_tt(score, ply), eval, depth, bound, age);
         slot.data.store(data, Relaxed);
         slot.key_xor.store(key ^ data, Relaxed);
@@ -190,7 +216,15 @@ mod tests {
     fn round_trip_and_mates() {
         let tt = Tt::new(1);
         let mv: Move = "e7e8q".parse().unwrap();
-        tt.store(0xDEAD_BEEF, mv, MATE_BOUND + 50 - 3, -12, 7, Bound::Lower, 3);
+        tt.store(
+            0xDEAD_BEEF,
+            mv,
+            MATE_BOUND + 50 - 3,
+            -12,
+            7,
+            Bound::Lower,
+            3,
+        );
         let e = tt.probe(0xDEAD_BEEF, 5).unwrap();
         assert_eq!(e.mv, mv);
         // Mate found 3 plies from the root, read back at ply 5: distance grows by 2.

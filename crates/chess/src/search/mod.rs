@@ -1,0 +1,862 @@
+//! Alpha-beta search: one node function with numbered steps (in the spirit of Stockfish's
+//! `search.cpp`), quiescence search, and the per-thread [`Worker`] that runs iterative
+//! deepening with aspiration windows. Threads share only the transposition table and the
+//! stop flag ([`smp`]).
+//!
+//! Every pruning decision is a separate, named method (`rfp_prunes`, `late_move_prunes`,
+//! ...) that reads its margins from [`params`], and counts how often it fires in
+//! [`PruneStats`], so the calibration issues can instrument or override one rule at a time.
+
+pub mod history;
+pub mod movepick;
+pub mod params;
+pub mod see;
+pub mod smp;
+pub mod time;
+pub mod tt;
+
+use crate::board::{
+    Board, Color, Move, NULL_MOVE, Piece, gives_check, has_non_pawn_material,
+    insufficient_material, is_tactical,
+};
+use crate::eval::Evaluator;
+use crate::eval::pst::SEE_VALUE;
+use history::{History, NO_PIECE_TO, PieceTo, piece_to};
+use movepick::{MovePicker, is_bad_noisy_score};
+use params::*;
+use see::see_ge;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use time::TimeManager;
+use tt::{Bound, Tt};
+
+/// Marker for "no static eval" (in check).
+pub const EVAL_NONE: i32 = -INFINITE;
+
+/// Everything threads share during one search.
+pub struct SharedCtx<'a> {
+    pub tt: &'a Tt,
+    pub stop: &'a AtomicBool,
+    /// Published node counts, one per thread (updated every few thousand nodes).
+    pub nodes: &'a [AtomicU64],
+    pub time: TimeManager,
+    pub node_limit: Option<u64>,
+}
+
+impl SharedCtx<'_> {
+    pub fn total_nodes(&self) -> u64 {
+        self.nodes.iter().map(|n| n.load(Relaxed)).sum()
+    }
+}
+
+/// How often each pruning rule fired (per worker, reset per search). Cheap counters; the
+/// calibration issues turn these into per-bucket surprise rates.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct PruneStats {
+    pub rfp: u64,
+    pub razor: u64,
+    pub null_move: u64,
+    pub null_verify_fail: u64,
+    pub lmp: u64,
+    pub futility: u64,
+    pub see_quiet: u64,
+    pub see_noisy: u64,
+    pub qs_futility: u64,
+    pub qs_see: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Frame {
+    static_eval: i32,
+    /// (piece, to) of the move made from this ply, for continuation history.
+    moved: PieceTo,
+}
+
+/// One principal variation result at the root.
+#[derive(Clone, Debug, Default)]
+pub struct RootLine {
+    pub score: i32,
+    pub pv: Vec<Move>,
+}
+
+/// Per-thread search state. Kept between moves of a game (histories carry over).
+pub struct Worker {
+    pub id: usize,
+    pub eval: Evaluator,
+    pub hist: History,
+    lmr: Box<[[u8; 64]; 64]>,
+    stack: Vec<Frame>,
+    pv: Vec<[Move; MAX_PLY + 1]>,
+    pv_len: Vec<usize>,
+    /// Zobrist keys of the game so far plus the current search path (for repetitions).
+    keys: Vec<u64>,
+    pub nodes: u64,
+    pub qnodes: u64,
+    pub seldepth: usize,
+    pub stats: PruneStats,
+    stopped: bool,
+    root_depth: i32,
+    completed_depth: i32,
+    nmp_min_ply: usize,
+    root_excluded: Vec<Move>,
+    others_nodes: u64,
+}
+
+impl Worker {
+    pub fn new(id: usize) -> Self {
+        Self {
+            id,
+            eval: Evaluator::default(),
+            hist: History::default(),
+            lmr: lmr_table(),
+            stack: vec![
+                Frame {
+                    static_eval: EVAL_NONE,
+                    moved: NO_PIECE_TO
+                };
+                MAX_PLY + 8
+            ],
+            pv: vec![[NULL_MOVE; MAX_PLY + 1]; MAX_PLY + 2],
+            pv_len: vec![0; MAX_PLY + 2],
+            keys: Vec::with_capacity(1024),
+            nodes: 0,
+            qnodes: 0,
+            seldepth: 0,
+            stats: PruneStats::default(),
+            stopped: false,
+            root_depth: 0,
+            completed_depth: 0,
+            nmp_min_ply: 0,
+            root_excluded: Vec::new(),
+            others_nodes: 0,
+        }
+    }
+
+    /// Forget everything learned (new game).
+    pub fn clear(&mut self) {
+        self.hist.clear();
+        self.eval.pawns.clear();
+    }
+
+    fn reset_for_search(&mut self, history: &[u64]) {
+        self.keys.clear();
+        self.keys.extend_from_slice(history);
+        self.nodes = 0;
+        self.qnodes = 0;
+        self.seldepth = 0;
+        self.stats = PruneStats::default();
+        self.stopped = false;
+        self.completed_depth = 0;
+        self.nmp_min_ply = 0;
+        self.root_excluded.clear();
+        for k in self.hist.killers.iter_mut() {
+            *k = [NULL_MOVE; 2];
+        }
+        for f in self.stack.iter_mut() {
+            *f = Frame {
+                static_eval: EVAL_NONE,
+                moved: NO_PIECE_TO,
+            };
+        }
+    }
+
+    fn is_main(&self) -> bool {
+        self.id == 0
+    }
+
+    /// Abort check, called at every node. The main thread polls the clock every
+    /// `TIME_CHECK_NODES` nodes; all threads read the shared stop flag.
+    #[inline]
+    fn should_stop(&mut self, ctx: &SharedCtx) -> bool {
+        if self.stopped {
+            return true;
+        }
+        if self.nodes.is_multiple_of(TIME_CHECK_NODES) {
+            ctx.nodes[self.id].store(self.nodes, Relaxed);
+            if self.is_main() {
+                self.others_nodes = ctx.total_nodes() - self.nodes;
+                if self.completed_depth >= 1 && ctx.time.hard_exceeded() {
+                    ctx.stop.store(true, Relaxed);
+                }
+            }
+        }
+        if self.is_main()
+            && self.completed_depth >= 1
+            && ctx
+                .node_limit
+                .is_some_and(|l| self.nodes + self.others_nodes >= l)
+        {
+            ctx.stop.store(true, Relaxed);
+        }
+        if ctx.stop.load(Relaxed) {
+            self.stopped = true;
+        }
+        self.stopped
+    }
+
+    /// Has the current position occurred before (on the search path or in the game) within
+    /// the reversible-move window? One repetition counts as a draw inside the search.
+    #[inline]
+    fn is_repetition(&self, board: &Board) -> bool {
+        let key = board.hash();
+        let window = board.halfmove_clock() as usize;
+        let n = self.keys.len();
+        let mut i = 2;
+        while i <= window && i <= n {
+            if self.keys[n - i] == key {
+                return true;
+            }
+            i += 2;
+        }
+        false
+    }
+
+    #[inline]
+    fn cont_indices(&self, ply: usize) -> [PieceTo; 2] {
+        let a = if ply >= 1 {
+            self.stack[ply - 1].moved
+        } else {
+            NO_PIECE_TO
+        };
+        let b = if ply >= 2 {
+            self.stack[ply - 2].moved
+        } else {
+            NO_PIECE_TO
+        };
+        [a, b]
+    }
+
+    // ----- Pruning rules: one function each, margins from params.rs ---------------------
+
+    /// Reverse futility pruning (static null move): the position is so far above beta that
+    /// no reply is expected to bring it back.
+    #[inline]
+    fn rfp_prunes(&mut self, depth: i32, eval: i32, beta: i32, improving: bool) -> bool {
+        let fire = depth <= RFP_MAX_DEPTH
+            && eval < MATE_BOUND
+            && beta > -MATE_BOUND
+            && eval - rfp_margin(depth, improving) >= beta;
+        self.stats.rfp += fire as u64;
+        fire
+    }
+
+    /// Razoring gate: eval so far below alpha that only tactics could help.
+    #[inline]
+    fn razor_candidate(&self, depth: i32, eval: i32, alpha: i32) -> bool {
+        depth <= RAZOR_MAX_DEPTH && eval + RAZOR_MARGIN[depth as usize] < alpha
+    }
+
+    /// May we try a null move here?
+    #[inline]
+    fn null_move_allowed(
+        &self,
+        board: &Board,
+        depth: i32,
+        eval: i32,
+        beta: i32,
+        ply: usize,
+    ) -> bool {
+        depth >= NMP_MIN_DEPTH
+            && eval >= beta
+            && beta > -MATE_BOUND
+            && ply >= self.nmp_min_ply
+            && ply >= 1
+            && self.stack[ply - 1].moved != NO_PIECE_TO
+            && has_non_pawn_material(board, board.side_to_move())
+    }
+
+    /// Does a null-move cutoff need a verification search? At high depth, and when the
+    /// mover has a single non-pawn piece (zugzwang is likely).
+    #[inline]
+    fn null_move_needs_verification(&self, board: &Board, depth: i32) -> bool {
+        let stm = board.side_to_move();
+        let pieces = board.colors(stm) & !(board.pieces(Piece::Pawn) | board.pieces(Piece::King));
+        depth >= NMP_VERIFY_DEPTH || pieces.len() <= 1
+    }
+
+    /// Late move pruning: enough quiet moves tried at low depth; skip the rest.
+    #[inline]
+    fn late_move_prunes(&mut self, depth: i32, quiets_seen: usize, improving: bool) -> bool {
+        let fire = depth <= LMP_MAX_DEPTH && quiets_seen >= lmp_limit(depth, improving);
+        self.stats.lmp += fire as u64;
+        fire
+    }
+
+    /// Futility pruning at the parent: even an optimistic estimate cannot reach alpha.
+    #[inline]
+    fn futility_prunes(&mut self, in_check: bool, lmr_depth: i32, eval: i32, alpha: i32) -> bool {
+        let fire =
+            !in_check && lmr_depth <= FP_MAX_DEPTH && eval + futility_margin(lmr_depth) <= alpha;
+        self.stats.futility += fire as u64;
+        fire
+    }
+
+    /// SEE pruning of quiet moves that hang material at low depth.
+    #[inline]
+    fn see_prunes_quiet(&mut self, board: &Board, mv: Move, depth: i32, lmr_depth: i32) -> bool {
+        let fire = depth <= SEE_PRUNE_MAX_DEPTH && !see_ge(board, mv, SEE_QUIET_MARGIN * lmr_depth);
+        self.stats.see_quiet += fire as u64;
+        fire
+    }
+
+    /// SEE pruning of losing captures at low depth.
+    #[inline]
+    fn see_prunes_noisy(&mut self, board: &Board, mv: Move, depth: i32) -> bool {
+        let fire =
+            depth <= SEE_PRUNE_MAX_DEPTH && !see_ge(board, mv, SEE_NOISY_MARGIN * depth * depth);
+        self.stats.see_noisy += fire as u64;
+        fire
+    }
+
+    /// Late move reduction for move number `n` (1-based) at `depth`.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn reduction(
+        &self,
+        depth: i32,
+        n: usize,
+        pv: bool,
+        improving: bool,
+        cut_node: bool,
+        hist: i32,
+        special: bool,
+        gives_check: bool,
+    ) -> i32 {
+        let mut r = self.lmr[depth.min(63) as usize][n.min(63)] as i32;
+        r += !pv as i32;
+        r += (!improving && !pv) as i32;
+        r += cut_node as i32;
+        r -= special as i32;
+        r -= gives_check as i32;
+        r -= hist / LMR_HISTORY_DIVISOR;
+        r.max(0)
+    }
+
+    fn update_pv(&mut self, ply: usize, mv: Move) {
+        let (head, tail) = self.pv.split_at_mut(ply + 1);
+        let child_len = self.pv_len[ply + 1].max(ply + 1);
+        head[ply][ply] = mv;
+        head[ply][ply + 1..child_len].copy_from_slice(&tail[0][ply + 1..child_len]);
+        self.pv_len[ply] = child_len;
+    }
+
+    /// The main node function.
+    #[allow(clippy::too_many_arguments)]
+    fn negamax<const PV: bool>(
+        &mut self,
+        ctx: &SharedCtx,
+        board: &Board,
+        mut alpha: i32,
+        mut beta: i32,
+        mut depth: i32,
+        ply: usize,
+        cut_node: bool,
+    ) -> i32 {
+        let root = ply == 0;
+        // Step 1. Horizon: hand over to quiescence.
+        if depth <= 0 {
+            return self.qsearch::<PV>(ctx, board, alpha, beta, ply);
+        }
+
+        // Step 2. Node bookkeeping and abort check.
+        self.nodes += 1;
+        if PV {
+            self.pv_len[ply] = ply;
+            self.seldepth = self.seldepth.max(ply + 1);
+        }
+        if self.should_stop(ctx) {
+            return 0;
+        }
+        let in_check = !board.checkers().is_empty();
+        let stm = board.side_to_move();
+
+        if !root {
+            // Step 3. Draws: fifty-move rule, repetition, dead material; ply limit.
+            if board.halfmove_clock() >= 100 && (!in_check || has_legal_move(board)) {
+                return DRAW;
+            }
+            if self.is_repetition(board) || insufficient_material(board) {
+                return DRAW;
+            }
+            if ply >= MAX_PLY - 2 {
+                return if in_check {
+                    DRAW
+                } else {
+                    self.eval.evaluate(board)
+                };
+            }
+            // Step 4. Mate distance pruning: no line can beat an already-found shorter mate.
+            alpha = alpha.max(-MATE + ply as i32);
+            beta = beta.min(MATE - ply as i32 - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+        }
+
+        // Step 5. Transposition table lookup; cut off at non-PV nodes when deep enough.
+        let key = board.hash();
+        let tte = ctx.tt.probe(key, ply);
+        let tt_move = tte.map_or(NULL_MOVE, |e| e.mv);
+        if !PV && let Some(e) = tte {
+            let usable = match e.bound {
+                Bound::Exact => true,
+                Bound::Lower => e.score >= beta,
+                Bound::Upper => e.score <= alpha,
+                Bound::None => false,
+            };
+            if e.depth >= depth && usable && board.halfmove_clock() < 90 {
+                return e.score;
+            }
+        }
+
+        // Step 6. Static evaluation and the improving flag.
+        let (raw_eval, eval) = if in_check {
+            (EVAL_NONE, EVAL_NONE)
+        } else {
+            let raw = match tte {
+                Some(e) if e.eval != EVAL_NONE => e.eval,
+                _ => self.eval.evaluate(board),
+            };
+            // A bound from the table that is tighter than static eval is a better estimate.
+            let better = match tte {
+                Some(e) if e.bound == Bound::Lower && e.score > raw => e.score,
+                Some(e) if e.bound == Bound::Upper && e.score < raw => e.score,
+                Some(e) if e.bound == Bound::Exact => e.score,
+                _ => raw,
+            };
+            (raw, better)
+        };
+        self.stack[ply].static_eval = raw_eval;
+        let improving = !in_check
+            && ply >= 2
+            && (self.stack[ply - 2].static_eval == EVAL_NONE
+                || raw_eval > self.stack[ply - 2].static_eval);
+        self.hist.killers[ply + 1] = [NULL_MOVE; 2];
+
+        if !PV && !in_check {
+            // Step 7. Reverse futility pruning.
+            if self.rfp_prunes(depth, eval, beta, improving) {
+                return rfp_return(eval, beta);
+            }
+
+            // Step 8. Razoring: verify with quiescence that nothing tactical saves us.
+            if self.razor_candidate(depth, eval, alpha) {
+                let v = self.qsearch::<false>(ctx, board, alpha, alpha + 1, ply);
+                if v <= alpha {
+                    self.stats.razor += 1;
+                    return v;
+                }
+            }
+
+            // Step 9. Null move with verification near zugzwang.
+            if self.null_move_allowed(board, depth, eval, beta, ply)
+                && let Some(child) = board.null_move()
+            {
+                let r = nmp_reduction(depth, eval, beta);
+                self.stack[ply].moved = NO_PIECE_TO;
+                self.keys.push(key);
+                let v = -self.negamax::<false>(
+                    ctx,
+                    &child,
+                    -beta,
+                    -beta + 1,
+                    depth - r,
+                    ply + 1,
+                    !cut_node,
+                );
+                self.keys.pop();
+                if self.stopped {
+                    return 0;
+                }
+                if v >= beta {
+                    let v = if v >= MATE_BOUND { beta } else { v };
+                    if self.nmp_min_ply > 0 || !self.null_move_needs_verification(board, depth) {
+                        self.stats.null_move += 1;
+                        return v;
+                    }
+                    // Verification: search this node without null moves for a few plies.
+                    self.nmp_min_ply = ply + (3 * (depth - r) / 4).max(1) as usize;
+                    let w =
+                        self.negamax::<false>(ctx, board, beta - 1, beta, depth - r, ply, false);
+                    self.nmp_min_ply = 0;
+                    if w >= beta {
+                        self.stats.null_move += 1;
+                        return v;
+                    }
+                    self.stats.null_verify_fail += 1;
+                }
+            }
+        }
+
+        // Step 10. Internal iterative reduction: without a hash move this node was never
+        // searched well; search it shallower first.
+        if depth >= IIR_MIN_DEPTH && tt_move == NULL_MOVE && (PV || cut_node) {
+            depth -= 1;
+        }
+
+        // Step 11. Move loop setup.
+        let cont = self.cont_indices(ply);
+        let counter = self.hist.counter(cont[0]);
+        let mut picker = MovePicker::new(tt_move, self.hist.killers[ply], counter, false);
+        let original_alpha = alpha;
+        let mut best = -INFINITE;
+        let mut best_move = NULL_MOVE;
+        let mut searched = 0usize;
+        let mut quiets_seen = 0usize;
+        let mut skip_quiets = false;
+        let mut quiets_tried: [Move; 64] = [NULL_MOVE; 64];
+        let mut n_quiets = 0;
+        let mut noisy_tried: [Move; 32] = [NULL_MOVE; 32];
+        let mut n_noisy = 0;
+        let killers = self.hist.killers[ply];
+
+        while let Some((mv, order)) = picker.next(board, &self.hist, cont) {
+            if root && self.root_excluded.contains(&mv) {
+                continue;
+            }
+            let quiet = !is_tactical(board, mv);
+            if quiet && skip_quiets {
+                continue;
+            }
+            let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
+            let pt = piece_to(stm, piece, mv.to as usize);
+            let hist_score = if quiet {
+                self.hist.quiet_score(stm, mv, pt, cont)
+            } else {
+                0
+            };
+            let special = mv == killers[0] || mv == killers[1] || mv == counter;
+            if quiet {
+                quiets_seen += 1;
+            }
+            let checks = gives_check(board, mv);
+
+            // Step 12. Shallow-depth pruning (never before one move has been searched, and
+            // never when we might be getting mated).
+            if !root && best > -MATE_BOUND && has_non_pawn_material(board, stm) {
+                let base_r = self.lmr[depth.min(63) as usize][(searched + 1).min(63)] as i32;
+                let lmr_depth = (depth - 1 - base_r).max(0);
+                if quiet {
+                    if self.late_move_prunes(depth, quiets_seen, improving) {
+                        skip_quiets = true;
+                        continue;
+                    }
+                    if !checks && self.futility_prunes(in_check, lmr_depth, eval, alpha) {
+                        continue;
+                    }
+                    if self.see_prunes_quiet(board, mv, depth, lmr_depth) {
+                        continue;
+                    }
+                } else if !checks && self.see_prunes_noisy(board, mv, depth) {
+                    continue;
+                }
+            }
+
+            // Step 13. Make the move; check extension.
+            let mut child = board.clone();
+            child.play_unchecked(mv);
+            let gives_check = checks;
+            let ext = (gives_check && ply < 2 * self.root_depth as usize) as i32;
+            let new_depth = depth - 1 + ext;
+            self.stack[ply].moved = pt;
+            self.keys.push(key);
+            searched += 1;
+
+            // Step 14. Principal variation search with late move reductions.
+            let mut score = 0;
+            let full_window_needed;
+            if searched > 1 && depth >= LMR_MIN_DEPTH && (quiet || is_bad_noisy_score(order)) {
+                let r = self.reduction(
+                    depth,
+                    searched,
+                    PV,
+                    improving,
+                    cut_node,
+                    hist_score,
+                    special,
+                    gives_check,
+                );
+                let reduced = (new_depth - r).clamp(1, new_depth.max(1));
+                score =
+                    -self.negamax::<false>(ctx, &child, -alpha - 1, -alpha, reduced, ply + 1, true);
+                if score > alpha && reduced < new_depth {
+                    score = -self.negamax::<false>(
+                        ctx,
+                        &child,
+                        -alpha - 1,
+                        -alpha,
+                        new_depth,
+                        ply + 1,
+                        !cut_node,
+                    );
+                }
+                full_window_needed = PV && score > alpha && score < beta;
+            } else if !PV || searched > 1 {
+                score = -self.negamax::<false>(
+                    ctx,
+                    &child,
+                    -alpha - 1,
+                    -alpha,
+                    new_depth,
+                    ply + 1,
+                    !cut_node,
+                );
+                full_window_needed = PV && score > alpha && score < beta;
+            } else {
+                full_window_needed = true;
+            }
+            if full_window_needed {
+                score =
+                    -self.negamax::<true>(ctx, &child, -beta, -alpha, new_depth, ply + 1, false);
+            }
+            self.keys.pop();
+            if self.stopped {
+                return 0;
+            }
+
+            // Step 15. New best move?
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_move = mv;
+                    if PV {
+                        self.update_pv(ply, mv);
+                    }
+                    if score >= beta {
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+            if quiet {
+                if n_quiets < quiets_tried.len() {
+                    quiets_tried[n_quiets] = mv;
+                    n_quiets += 1;
+                }
+            } else if n_noisy < noisy_tried.len() {
+                noisy_tried[n_noisy] = mv;
+                n_noisy += 1;
+            }
+        }
+
+        // Step 16. No legal move: checkmate or stalemate.
+        if searched == 0 {
+            if root && !self.root_excluded.is_empty() {
+                return alpha;
+            }
+            return if in_check { -MATE + ply as i32 } else { DRAW };
+        }
+
+        // Step 17. Reward the move that caused the cutoff, punish the ones tried before it.
+        if best >= beta {
+            let bonus = history_bonus(depth);
+            if !is_tactical(board, best_move) {
+                let pt = piece_to(
+                    stm,
+                    board.piece_on(best_move.from).unwrap_or(Piece::Pawn),
+                    best_move.to as usize,
+                );
+                self.hist.update_quiet(stm, best_move, pt, cont, bonus);
+                self.hist.set_killer(ply, best_move);
+                self.hist.set_counter(cont[0], best_move);
+                for &q in &quiets_tried[..n_quiets] {
+                    let qp = piece_to(
+                        stm,
+                        board.piece_on(q.from).unwrap_or(Piece::Pawn),
+                        q.to as usize,
+                    );
+                    self.hist.update_quiet(stm, q, qp, cont, -bonus);
+                }
+            } else {
+                update_capture_history(&mut self.hist, board, best_move, bonus);
+            }
+            for &c in &noisy_tried[..n_noisy] {
+                update_capture_history(&mut self.hist, board, c, -bonus);
+            }
+        }
+
+        // Step 18. Store in the transposition table.
+        if !root || self.root_excluded.is_empty() {
+            let bound = if best >= beta {
+                Bound::Lower
+            } else if best > original_alpha {
+                Bound::Exact
+            } else {
+                Bound::Upper
+            };
+            ctx.tt
+                .store(key, best_move, best, raw_eval, depth, bound, ply);
+        }
+        best
+    }
+
+    /// Quiescence search: captures and queen promotions (all evasions when in check), with
+    /// stand-pat, delta pruning and SEE pruning.
+    fn qsearch<const PV: bool>(
+        &mut self,
+        ctx: &SharedCtx,
+        board: &Board,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+    ) -> i32 {
+        self.nodes += 1;
+        self.qnodes += 1;
+        if PV {
+            self.pv_len[ply] = ply;
+            self.seldepth = self.seldepth.max(ply + 1);
+        }
+        if self.should_stop(ctx) {
+            return 0;
+        }
+        let in_check = !board.checkers().is_empty();
+        if ply >= MAX_PLY - 2 {
+            return if in_check {
+                DRAW
+            } else {
+                self.eval.evaluate(board)
+            };
+        }
+        if board.halfmove_clock() >= 100 || insufficient_material(board) {
+            return DRAW;
+        }
+
+        let key = board.hash();
+        let tte = ctx.tt.probe(key, ply);
+        if !PV && let Some(e) = tte {
+            let usable = match e.bound {
+                Bound::Exact => true,
+                Bound::Lower => e.score >= beta,
+                Bound::Upper => e.score <= alpha,
+                Bound::None => false,
+            };
+            if usable {
+                return e.score;
+            }
+        }
+
+        let raw_eval;
+        let mut best;
+        if in_check {
+            raw_eval = EVAL_NONE;
+            best = -INFINITE;
+        } else {
+            raw_eval = match tte {
+                Some(e) if e.eval != EVAL_NONE => e.eval,
+                _ => self.eval.evaluate(board),
+            };
+            best = raw_eval;
+            if let Some(e) = tte
+                && ((e.bound == Bound::Lower && e.score > raw_eval)
+                    || (e.bound == Bound::Upper && e.score < raw_eval))
+            {
+                best = e.score;
+            }
+            // Stand pat: the side to move can usually do at least as well as doing nothing.
+            if best >= beta {
+                return best;
+            }
+            alpha = alpha.max(best);
+        }
+        let futility_base = if in_check {
+            -INFINITE
+        } else {
+            best + QS_FUTILITY_MARGIN
+        };
+        let original_alpha = alpha;
+        let tt_move = tte.map_or(NULL_MOVE, |e| e.mv);
+        let mut picker = MovePicker::new(tt_move, [NULL_MOVE; 2], NULL_MOVE, !in_check);
+        let cont = self.cont_indices(ply);
+        let mut best_move = NULL_MOVE;
+        let mut searched = 0;
+        let stm = board.side_to_move();
+
+        while let Some((mv, _)) = picker.next(board, &self.hist, cont) {
+            if !in_check {
+                // Delta pruning: even winning the victim for free cannot reach alpha.
+                if mv.promotion.is_none() {
+                    let victim = crate::board::captured_piece(board, mv)
+                        .map_or(0, |p| SEE_VALUE[p as usize]);
+                    if futility_base + victim <= alpha {
+                        self.stats.qs_futility += 1;
+                        best = best.max(futility_base + victim);
+                        continue;
+                    }
+                }
+                if !see_ge(board, mv, 0) {
+                    self.stats.qs_see += 1;
+                    continue;
+                }
+            } else if best > -MATE_BOUND && searched >= 3 && !is_tactical(board, mv) {
+                // Enough evasions tried; quiet ones after the first few rarely matter.
+                continue;
+            }
+            let mut child = board.clone();
+            child.play_unchecked(mv);
+            let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
+            self.stack[ply].moved = piece_to(stm, piece, mv.to as usize);
+            searched += 1;
+            let score = -self.qsearch::<PV>(ctx, &child, -beta, -alpha, ply + 1);
+            if self.stopped {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_move = mv;
+                    if PV {
+                        self.update_pv(ply, mv);
+                    }
+                    if score >= beta {
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+        }
+        if in_check && searched == 0 {
+            return -MATE + ply as i32;
+        }
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if PV && best > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        ctx.tt.store(key, best_move, best, raw_eval, 0, bound, ply);
+        best
+    }
+}
+
+fn update_capture_history(hist: &mut History, board: &Board, mv: Move, bonus: i32) {
+    let stm = board.side_to_move();
+    let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
+    let victim = crate::board::captured_piece(board, mv).unwrap_or(Piece::Pawn);
+    hist.update_capture(piece_to(stm, piece, mv.to as usize), victim, bonus);
+}
+
+/// Does the side to move have at least one legal move?
+pub fn has_legal_move(board: &Board) -> bool {
+    let mut any = false;
+    board.generate_moves(|_| {
+        any = true;
+        true
+    });
+    any
+}
+
+/// Format a score for UCI: `cp N` or `mate N` (moves, negative when we are mated).
+pub fn uci_score(score: i32) -> String {
+    if score >= MATE_BOUND {
+        format!("mate {}", (MATE - score + 1) / 2)
+    } else if score <= -MATE_BOUND {
+        format!("mate -{}", (MATE + score) / 2)
+    } else {
+        format!("cp {score}")
+    }
+}
+
+/// Side to move as a bool (for the time manager).
+pub fn white_to_move(board: &Board) -> bool {
+    board.side_to_move() == Color::White
+}

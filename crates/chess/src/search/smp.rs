@@ -1,0 +1,271 @@
+//! Iterative deepening, aspiration windows, MultiPV, and Lazy SMP: every thread runs the
+//! same iterative deepening on its own copy of the position; they cooperate only through
+//! the shared transposition table. The main thread (id 0) owns the clock and the output.
+
+use super::params::*;
+use super::time::{Limits, TimeManager};
+use super::tt::Tt;
+use super::{RootLine, SharedCtx, Worker, uci_score};
+use crate::board::{Move, NULL_MOVE, Position, legal_moves, move_to_uci};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+/// Result of a whole search.
+#[derive(Clone, Debug, Default)]
+pub struct SearchResult {
+    pub best_move: Option<Move>,
+    pub ponder: Option<Move>,
+    pub score: i32,
+    pub depth: i32,
+    pub seldepth: usize,
+    pub nodes: u64,
+    pub qnodes: u64,
+    pub time_ms: u64,
+    /// Total nodes (all threads) when each iteration finished, index = depth - 1.
+    pub iteration_nodes: Vec<u64>,
+    pub lines: Vec<RootLine>,
+}
+
+impl SearchResult {
+    /// Effective branching factor of the last two completed iterations.
+    pub fn ebf(&self) -> Option<f64> {
+        let n = self.iteration_nodes.len();
+        if n < 2 {
+            return None;
+        }
+        let last = self.iteration_nodes[n - 1] - self.iteration_nodes[n - 2];
+        let prev = if n >= 3 {
+            self.iteration_nodes[n - 2] - self.iteration_nodes[n - 3]
+        } else {
+            self.iteration_nodes[0]
+        };
+        (prev > 0).then(|| last as f64 / prev as f64)
+    }
+}
+
+/// Search options that are not part of `go`.
+#[derive(Clone, Debug)]
+pub struct SearchOptions {
+    pub multipv: usize,
+    pub move_overhead_ms: u64,
+    /// Print UCI `info` lines.
+    pub verbose: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            multipv: 1,
+            move_overhead_ms: DEFAULT_MOVE_OVERHEAD_MS,
+            verbose: false,
+        }
+    }
+}
+
+/// Run a search with `workers.len()` threads (the calling thread is the main one).
+/// Returns when the limits are reached or `stop` is set; in `infinite` mode it keeps the
+/// answer until `stop` arrives, as UCI requires.
+pub fn search(
+    pos: &Position,
+    limits: &Limits,
+    opts: &SearchOptions,
+    workers: &mut [Worker],
+    tt: &Tt,
+    stop: &AtomicBool,
+) -> SearchResult {
+    tt.new_search();
+    let node_counters: Vec<AtomicU64> = (0..workers.len()).map(|_| AtomicU64::new(0)).collect();
+    let ctx = SharedCtx {
+        tt,
+        stop,
+        nodes: &node_counters,
+        time: TimeManager::new(
+            limits,
+            super::white_to_move(&pos.board),
+            opts.move_overhead_ms,
+        ),
+        node_limit: limits.nodes,
+    };
+    let (main, helpers) = workers.split_first_mut().expect("at least one worker");
+    let result = std::thread::scope(|s| {
+        for w in helpers.iter_mut() {
+            let ctx = &ctx;
+            std::thread::Builder::new()
+                .stack_size(64 << 20)
+                .spawn_scoped(s, move || {
+                    iterate(w, ctx, pos, limits, opts);
+                })
+                .expect("spawn search thread");
+        }
+        let r = iterate(main, &ctx, pos, limits, opts);
+        // Infinite (and ponder) searches must not answer before `stop`.
+        while limits.infinite && !stop.load(Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        stop.store(true, Relaxed);
+        r
+    });
+    let mut result = result;
+    result.nodes = node_counters
+        .iter()
+        .map(|n| n.load(Relaxed))
+        .sum::<u64>()
+        .max(result.nodes);
+    result
+}
+
+fn publish(w: &Worker, ctx: &SharedCtx) {
+    ctx.nodes[w.id].store(w.nodes, Relaxed);
+}
+
+/// Iterative deepening on one thread.
+fn iterate(
+    w: &mut Worker,
+    ctx: &SharedCtx,
+    pos: &Position,
+    limits: &Limits,
+    opts: &SearchOptions,
+) -> SearchResult {
+    w.reset_for_search(&pos.history);
+    let board = &pos.board;
+    let mut result = SearchResult::default();
+    let root_moves = legal_moves(board);
+    if root_moves.is_empty() {
+        publish(w, ctx);
+        return result;
+    }
+    // A move to play even if the very first iteration is interrupted.
+    result.best_move = Some(root_moves[0]);
+    let multipv = opts.multipv.clamp(1, root_moves.len());
+    let max_depth = limits
+        .depth
+        .unwrap_or(MAX_PLY as i32 - 4)
+        .clamp(1, MAX_PLY as i32 - 4);
+    let mut lines: Vec<RootLine> = vec![RootLine::default(); multipv];
+    let mut stable = 0;
+    let mut prev_best = NULL_MOVE;
+
+    for depth in 1..=max_depth {
+        w.root_depth = depth;
+        w.seldepth = 0;
+        w.root_excluded.clear();
+        for line in lines.iter_mut().take(multipv) {
+            let mut delta = ASPIRATION_DELTA;
+            let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH {
+                (
+                    (line.score - delta).max(-INFINITE),
+                    (line.score + delta).min(INFINITE),
+                )
+            } else {
+                (-INFINITE, INFINITE)
+            };
+            let score = loop {
+                let s = w.negamax::<true>(ctx, board, alpha, beta, depth, 0, false);
+                if w.stopped {
+                    break s;
+                }
+                if s <= alpha {
+                    beta = (alpha + beta) / 2;
+                    alpha = (s - delta).max(-INFINITE);
+                } else if s >= beta {
+                    beta = (s + delta).min(INFINITE);
+                } else {
+                    break s;
+                }
+                delta += delta / 2 + 5;
+                if delta > 1000 {
+                    alpha = -INFINITE;
+                    beta = INFINITE;
+                }
+            };
+            if w.stopped {
+                break;
+            }
+            line.score = score;
+            line.pv = w.pv[0][..w.pv_len[0]].to_vec();
+            if let Some(&m) = line.pv.first() {
+                w.root_excluded.push(m);
+            } else {
+                break;
+            }
+        }
+        if w.stopped {
+            break;
+        }
+        w.completed_depth = depth;
+        // Keep lines ordered by score for MultiPV output.
+        lines.sort_by_key(|l| std::cmp::Reverse(l.score));
+        publish(w, ctx);
+        let total = ctx.total_nodes();
+        result.iteration_nodes.push(total);
+        result.depth = depth;
+        result.seldepth = w.seldepth;
+        result.score = lines[0].score;
+        result.best_move = lines[0].pv.first().copied().or(result.best_move);
+        result.ponder = lines[0].pv.get(1).copied();
+        result.lines = lines.clone();
+        if w.is_main() && opts.verbose {
+            let ms = ctx.time.elapsed_ms();
+            let nps = total * 1000 / ms.max(1);
+            for (i, line) in lines.iter().enumerate() {
+                let pv: Vec<String> = pv_to_uci(board, &line.pv);
+                println!(
+                    "info depth {depth} seldepth {} multipv {} score {} nodes {total} nps {nps} hashfull {} time {ms} pv {}",
+                    w.seldepth,
+                    i + 1,
+                    uci_score(line.score),
+                    ctx.tt.hashfull(),
+                    pv.join(" ")
+                );
+            }
+        }
+        if !w.is_main() {
+            continue;
+        }
+        // Stop conditions between iterations (main thread only).
+        let best = lines[0].pv.first().copied().unwrap_or(NULL_MOVE);
+        if best == prev_best {
+            stable += 1;
+        } else {
+            stable = 0;
+        }
+        prev_best = best;
+        let scale = match stable {
+            0 => 1.5,
+            1 => 1.1,
+            2..=3 => 0.9,
+            _ => 0.6,
+        };
+        if ctx.time.is_timed()
+            && (root_moves.len() == 1 && depth >= 6 || ctx.time.soft_exceeded(scale))
+        {
+            break;
+        }
+        if lines[0].score.abs() >= MATE_BOUND && depth >= 12 && ctx.time.is_timed() {
+            break;
+        }
+        if limits.nodes.is_some_and(|n| total >= n) {
+            break;
+        }
+    }
+    // The caller (`search`) raises the stop flag for the helpers once the answer may be
+    // given; doing it here would end an `infinite` search before the GUI says `stop`.
+    publish(w, ctx);
+    result.nodes = w.nodes;
+    result.qnodes = w.qnodes;
+    result.time_ms = ctx.time.elapsed_ms();
+    result
+}
+
+/// UCI strings of a PV, stopping at the first move that is not legal (defensive).
+pub fn pv_to_uci(board: &crate::board::Board, pv: &[Move]) -> Vec<String> {
+    let mut b = board.clone();
+    let mut out = Vec::with_capacity(pv.len());
+    for &m in pv {
+        if !b.is_legal(m) {
+            break;
+        }
+        out.push(move_to_uci(&b, m));
+        b.play_unchecked(m);
+    }
+    out
+}

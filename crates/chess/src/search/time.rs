@@ -1,0 +1,118 @@
+//! Time management: a soft limit (checked between iterations, scaled by best-move
+//! stability) and a hard limit (checked every `TIME_CHECK_NODES` nodes inside the search).
+//! Both are computed from the clock minus `Move Overhead`, and the hard limit never exceeds
+//! three quarters of what is left, so a GUI's latency cannot make us flag.
+
+use std::time::{Duration, Instant};
+
+/// What `go` asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    pub depth: Option<i32>,
+    pub nodes: Option<u64>,
+    pub movetime: Option<u64>,
+    pub wtime: Option<u64>,
+    pub btime: Option<u64>,
+    pub winc: Option<u64>,
+    pub binc: Option<u64>,
+    pub movestogo: Option<u64>,
+    pub infinite: bool,
+    pub perft: Option<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TimeManager {
+    start: Instant,
+    soft: Option<Duration>,
+    hard: Option<Duration>,
+}
+
+impl TimeManager {
+    pub fn new(limits: &Limits, white_to_move: bool, overhead_ms: u64) -> Self {
+        let start = Instant::now();
+        if limits.infinite {
+            return Self {
+                start,
+                soft: None,
+                hard: None,
+            };
+        }
+        let mut soft = None;
+        let mut hard = None;
+        let (time, inc) = if white_to_move {
+            (limits.wtime, limits.winc)
+        } else {
+            (limits.btime, limits.binc)
+        };
+        if let Some(t) = time {
+            let avail = t.saturating_sub(overhead_ms).max(1) as f64;
+            let inc = inc.unwrap_or(0) as f64;
+            let mtg = limits.movestogo.unwrap_or(30).clamp(1, 40) as f64;
+            let s = (avail / mtg + inc * 0.75).min(avail * if mtg <= 1.0 { 0.8 } else { 0.45 });
+            let h = (s * 3.0).min(avail * if mtg <= 1.0 { 0.9 } else { 0.7 });
+            soft = Some(s);
+            hard = Some(h);
+        }
+        if let Some(mt) = limits.movetime {
+            let m = mt.saturating_sub(overhead_ms).max(1) as f64;
+            // A fixed move time is used in full: no early stop between iterations.
+            soft = soft.map(|s: f64| s.min(m));
+            hard = Some(hard.map_or(m, |h: f64| h.min(m)));
+        }
+        let ms = |x: f64| Duration::from_micros((x * 1000.0) as u64);
+        Self {
+            start,
+            soft: soft.map(ms),
+            hard: hard.map(ms),
+        }
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    pub fn elapsed_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    #[inline]
+    pub fn hard_exceeded(&self) -> bool {
+        self.hard.is_some_and(|h| self.start.elapsed() >= h)
+    }
+
+    /// Should we stop between iterations? `scale` < 1 when the best move is stable.
+    pub fn soft_exceeded(&self, scale: f64) -> bool {
+        self.soft
+            .is_some_and(|s| self.start.elapsed().as_secs_f64() >= s.as_secs_f64() * scale)
+    }
+
+    pub fn is_timed(&self) -> bool {
+        self.hard.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_more_than_remaining() {
+        for (t, inc) in [
+            (1000u64, 10u64),
+            (50, 10),
+            (10, 10),
+            (0, 0),
+            (10_000, 100),
+            (60, 0),
+        ] {
+            let l = Limits {
+                wtime: Some(t),
+                winc: Some(inc),
+                ..Default::default()
+            };
+            let tm = TimeManager::new(&l, true, 30);
+            let h = tm.hard.unwrap().as_millis() as u64;
+            assert!(h <= t.saturating_sub(30).max(1), "t={t} h={h}");
+        }
+    }
+}

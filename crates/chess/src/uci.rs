@@ -1,0 +1,479 @@
+//! UCI protocol: `parse_command` turns a line into a [`Command`] (never panics, returns a
+//! readable error), and [`Engine`] executes commands. The search runs on its own thread so
+//! that `stop`, `isready` and `quit` are answered while it thinks.
+
+use crate::board::{Position, STARTPOS_FEN, to_fen};
+use crate::eval::{Tier, eval_tier};
+use crate::search::Worker;
+use crate::search::params::DEFAULT_MOVE_OVERHEAD_MS;
+use crate::search::smp::{SearchOptions, search};
+use crate::search::time::Limits;
+use crate::search::tt::Tt;
+use crate::tools::perft::perft_divide;
+use std::io::BufRead;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::thread::JoinHandle;
+
+pub const ENGINE_NAME: &str = "actuary";
+pub const ENGINE_AUTHOR: &str = "the actuary developers";
+
+pub const HASH_DEFAULT: usize = 64;
+pub const HASH_MAX: usize = 65_536;
+pub const THREADS_MAX: usize = 256;
+pub const MULTIPV_MAX: usize = 64;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    Uci,
+    IsReady,
+    UciNewGame,
+    SetOption {
+        name: String,
+        value: String,
+    },
+    Position {
+        fen: Option<String>,
+        moves: Vec<String>,
+    },
+    Go(Box<GoArgs>),
+    Stop,
+    PonderHit,
+    Quit,
+    /// Research console: default fixed depth for subsequent `go` (0 clears).
+    Sd(i32),
+    /// Research console: default fixed node count for subsequent `go` (0 clears).
+    Sn(u64),
+    /// Print the position and its evaluation tiers.
+    Display,
+    Empty,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GoArgs {
+    pub depth: Option<i32>,
+    pub nodes: Option<u64>,
+    pub movetime: Option<u64>,
+    pub wtime: Option<u64>,
+    pub btime: Option<u64>,
+    pub winc: Option<u64>,
+    pub binc: Option<u64>,
+    pub movestogo: Option<u64>,
+    pub infinite: bool,
+    pub ponder: bool,
+    pub perft: Option<u32>,
+}
+
+fn num<T: std::str::FromStr>(tok: Option<&&str>, what: &str) -> Result<T, String> {
+    let t = tok.ok_or_else(|| format!("'{what}' needs a value"))?;
+    t.parse::<T>()
+        .map_err(|_| format!("bad value '{t}' for '{what}'"))
+}
+
+/// Clock values may be negative in some GUIs when the clock ran out; clamp to 0.
+fn clock(tok: Option<&&str>, what: &str) -> Result<u64, String> {
+    let v: i64 = num(tok, what)?;
+    Ok(v.max(0) as u64)
+}
+
+/// Parse one input line.
+pub fn parse_command(line: &str) -> Result<Command, String> {
+    let toks: Vec<&str> = line.split_whitespace().collect();
+    let Some(&head) = toks.first() else {
+        return Ok(Command::Empty);
+    };
+    match head {
+        "uci" => Ok(Command::Uci),
+        "isready" => Ok(Command::IsReady),
+        "ucinewgame" => Ok(Command::UciNewGame),
+        "stop" => Ok(Command::Stop),
+        "ponderhit" => Ok(Command::PonderHit),
+        "quit" => Ok(Command::Quit),
+        "d" | "display" | "eval" => Ok(Command::Display),
+        "sd" => Ok(Command::Sd(num(toks.get(1), "sd")?)),
+        "sn" => Ok(Command::Sn(num(toks.get(1), "sn")?)),
+        "setoption" => {
+            // setoption name <name words> [value <value words>]
+            let name_at = toks
+                .iter()
+                .position(|&t| t == "name")
+                .ok_or("setoption needs 'name'")?;
+            let value_at = toks.iter().position(|&t| t == "value");
+            let name_end = value_at.unwrap_or(toks.len());
+            if name_end <= name_at + 1 {
+                return Err("setoption: empty option name".into());
+            }
+            let name = toks[name_at + 1..name_end].join(" ");
+            let value = value_at
+                .map(|v| toks[v + 1..].join(" "))
+                .unwrap_or_default();
+            Ok(Command::SetOption { name, value })
+        }
+        "position" => {
+            let moves_at = toks.iter().position(|&t| t == "moves");
+            let moves = moves_at
+                .map(|m| toks[m + 1..].iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default();
+            let end = moves_at.unwrap_or(toks.len());
+            match toks.get(1) {
+                Some(&"startpos") => {
+                    if end != 2 {
+                        return Err("position startpos: unexpected tokens before 'moves'".into());
+                    }
+                    Ok(Command::Position { fen: None, moves })
+                }
+                Some(&"fen") => {
+                    if end <= 2 {
+                        return Err("position fen: missing FEN".into());
+                    }
+                    Ok(Command::Position {
+                        fen: Some(toks[2..end].join(" ")),
+                        moves,
+                    })
+                }
+                _ => Err("position needs 'startpos' or 'fen'".into()),
+            }
+        }
+        "go" => {
+            let mut g = GoArgs::default();
+            let mut i = 1;
+            while i < toks.len() {
+                let next = toks.get(i + 1);
+                match toks[i] {
+                    "depth" => g.depth = Some(num(next, "depth")?),
+                    "nodes" => g.nodes = Some(num(next, "nodes")?),
+                    "movetime" => g.movetime = Some(clock(next, "movetime")?),
+                    "wtime" => g.wtime = Some(clock(next, "wtime")?),
+                    "btime" => g.btime = Some(clock(next, "btime")?),
+                    "winc" => g.winc = Some(clock(next, "winc")?),
+                    "binc" => g.binc = Some(clock(next, "binc")?),
+                    "movestogo" => g.movestogo = Some(clock(next, "movestogo")?),
+                    "mate" => {
+                        g.depth = Some(num::<i32>(next, "mate")?.saturating_mul(2).clamp(1, 100))
+                    }
+                    "perft" => g.perft = Some(num(next, "perft")?),
+                    "infinite" => {
+                        g.infinite = true;
+                        i += 1;
+                        continue;
+                    }
+                    "ponder" => {
+                        g.ponder = true;
+                        i += 1;
+                        continue;
+                    }
+                    "searchmoves" => break,
+                    other => return Err(format!("go: unknown token '{other}'")),
+                }
+                i += 2;
+            }
+            Ok(Command::Go(Box::new(g)))
+        }
+        other => Err(format!("unknown command '{other}'")),
+    }
+}
+
+/// What the loop should do after a command.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Quit,
+}
+
+pub struct Engine {
+    pub pos: Position,
+    tt: Arc<Tt>,
+    stop: Arc<AtomicBool>,
+    workers: Vec<Worker>,
+    search: Option<JoinHandle<Vec<Worker>>>,
+    pub threads: usize,
+    pub hash_mb: usize,
+    pub multipv: usize,
+    pub move_overhead: u64,
+    pub default_depth: Option<i32>,
+    pub default_nodes: Option<u64>,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Engine {
+    pub fn new() -> Self {
+        Self {
+            pos: Position::default(),
+            tt: Arc::new(Tt::new(HASH_DEFAULT)),
+            stop: Arc::new(AtomicBool::new(false)),
+            workers: vec![Worker::new(0)],
+            search: None,
+            threads: 1,
+            hash_mb: HASH_DEFAULT,
+            multipv: 1,
+            move_overhead: DEFAULT_MOVE_OVERHEAD_MS,
+            default_depth: None,
+            default_nodes: None,
+        }
+    }
+
+    /// Read stdin until `quit` or EOF.
+    pub fn run_stdin(&mut self) {
+        let stdin = std::io::stdin();
+        for line in stdin.lock().lines() {
+            let Ok(line) = line else { break };
+            if self.handle_line(&line) == Flow::Quit {
+                return;
+            }
+        }
+        self.stop_search();
+    }
+
+    /// Handle one line; errors are reported as `info string error: ...`.
+    pub fn handle_line(&mut self, line: &str) -> Flow {
+        match parse_command(line).and_then(|c| self.execute(c)) {
+            Ok(flow) => flow,
+            Err(e) => {
+                println!("info string error: {e}");
+                Flow::Continue
+            }
+        }
+    }
+
+    pub fn is_searching(&self) -> bool {
+        self.search.as_ref().is_some_and(|h| !h.is_finished())
+    }
+
+    /// Stop a running search (if any) and take the workers back.
+    pub fn stop_search(&mut self) {
+        if let Some(h) = self.search.take() {
+            self.stop.store(true, Relaxed);
+            match h.join() {
+                Ok(w) => self.workers = w,
+                Err(_) => {
+                    println!("info string error: search thread failed; state reset");
+                    self.workers = (0..self.threads).map(Worker::new).collect();
+                }
+            }
+        }
+    }
+
+    pub fn execute(&mut self, cmd: Command) -> Result<Flow, String> {
+        match cmd {
+            Command::Empty => {}
+            Command::Uci => {
+                println!("id name {ENGINE_NAME}");
+                println!("id author {ENGINE_AUTHOR}");
+                println!("option name Hash type spin default {HASH_DEFAULT} min 1 max {HASH_MAX}");
+                println!("option name Threads type spin default 1 min 1 max {THREADS_MAX}");
+                println!("option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}");
+                println!(
+                    "option name Move Overhead type spin default {DEFAULT_MOVE_OVERHEAD_MS} min 0 max 5000"
+                );
+                println!("uciok");
+            }
+            Command::IsReady => println!("readyok"),
+            Command::UciNewGame => {
+                self.stop_search();
+                self.tt.clear();
+                for w in &mut self.workers {
+                    w.clear();
+                }
+                self.pos = Position::default();
+            }
+            Command::SetOption { name, value } => {
+                self.stop_search();
+                self.set_option(&name, &value)?;
+            }
+            Command::Position { fen, moves } => {
+                let mut pos = Position::from_fen(fen.as_deref().unwrap_or(STARTPOS_FEN))?;
+                for m in &moves {
+                    pos.play_uci(m)?;
+                }
+                self.pos = pos;
+            }
+            Command::Go(g) => {
+                self.stop_search();
+                if let Some(d) = g.perft {
+                    let (lines, total) = perft_divide(&self.pos.board, d);
+                    for (m, n) in lines {
+                        println!("{m}: {n}");
+                    }
+                    println!();
+                    println!("Nodes searched: {total}");
+                    return Ok(Flow::Continue);
+                }
+                self.start_search(&g);
+            }
+            Command::Stop => self.stop_search(),
+            Command::PonderHit => {}
+            Command::Quit => {
+                self.stop_search();
+                return Ok(Flow::Quit);
+            }
+            Command::Sd(d) => {
+                self.default_depth = (d > 0).then_some(d);
+                println!("info string default depth {d}");
+            }
+            Command::Sn(n) => {
+                self.default_nodes = (n > 0).then_some(n);
+                println!("info string default nodes {n}");
+            }
+            Command::Display => {
+                let b = &self.pos.board;
+                println!("info string fen {}", to_fen(b));
+                println!(
+                    "info string eval super-lazy {} lazy {} full {} (side to move)",
+                    eval_tier(b, Tier::SuperLazy),
+                    eval_tier(b, Tier::Lazy),
+                    eval_tier(b, Tier::Full)
+                );
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn set_option(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let int = |lo: u64, hi: u64| -> Result<u64, String> {
+            let v: u64 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("option '{name}': bad value '{value}'"))?;
+            if v < lo || v > hi {
+                return Err(format!("option '{name}': {v} outside {lo}..{hi}"));
+            }
+            Ok(v)
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "hash" => {
+                let mb = int(1, HASH_MAX as u64)? as usize;
+                if mb != self.hash_mb {
+                    self.tt = Arc::new(Tt::new(mb));
+                    self.hash_mb = mb;
+                }
+            }
+            "threads" => {
+                let n = int(1, THREADS_MAX as u64)? as usize;
+                if n != self.threads {
+                    self.workers = (0..n).map(Worker::new).collect();
+                    self.threads = n;
+                }
+            }
+            "multipv" => self.multipv = int(1, MULTIPV_MAX as u64)? as usize,
+            "move overhead" => self.move_overhead = int(0, 5000)?,
+            "ponder" | "uci_chess960" | "uci_showwdl" => {}
+            _ => return Err(format!("unknown option '{name}'")),
+        }
+        Ok(())
+    }
+
+    fn start_search(&mut self, g: &GoArgs) {
+        let mut limits = Limits {
+            depth: g.depth,
+            nodes: g.nodes,
+            movetime: g.movetime,
+            wtime: g.wtime,
+            btime: g.btime,
+            winc: g.winc,
+            binc: g.binc,
+            movestogo: g.movestogo,
+            infinite: g.infinite,
+            perft: None,
+        };
+        if limits.depth.is_none() {
+            limits.depth = self.default_depth;
+        }
+        if limits.nodes.is_none() {
+            limits.nodes = self.default_nodes;
+        }
+        let has_limit = limits.depth.is_some()
+            || limits.nodes.is_some()
+            || limits.movetime.is_some()
+            || limits.wtime.is_some()
+            || limits.btime.is_some();
+        if !has_limit {
+            limits.infinite = true;
+        }
+        let opts = SearchOptions {
+            multipv: self.multipv,
+            move_overhead_ms: self.move_overhead,
+            verbose: true,
+        };
+        let mut workers = std::mem::take(&mut self.workers);
+        if workers.is_empty() {
+            workers = (0..self.threads).map(Worker::new).collect();
+        }
+        let tt = Arc::clone(&self.tt);
+        let stop = Arc::clone(&self.stop);
+        stop.store(false, Relaxed);
+        let pos = self.pos.clone();
+        let handle = std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(move || {
+                let r = search(&pos, &limits, &opts, &mut workers, &tt, &stop);
+                let best = r
+                    .best_move
+                    .map(|m| crate::board::move_to_uci(&pos.board, m))
+                    .unwrap_or_else(|| "0000".into());
+                let ponder = match (r.best_move, r.ponder) {
+                    (Some(b), Some(p)) => {
+                        let mut after = pos.board.clone();
+                        after.play_unchecked(b);
+                        after
+                            .is_legal(p)
+                            .then(|| crate::board::move_to_uci(&after, p))
+                    }
+                    _ => None,
+                };
+                match ponder {
+                    Some(p) => println!("bestmove {best} ponder {p}"),
+                    None => println!("bestmove {best}"),
+                }
+                workers
+            });
+        match handle {
+            Ok(h) => self.search = Some(h),
+            Err(e) => {
+                println!("info string error: cannot start search thread: {e}");
+                self.workers = (0..self.threads).map(Worker::new).collect();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_errors_not_panics() {
+        for line in [
+            "position",
+            "position fen",
+            "position startpos moves",
+            "go depth",
+            "go depth x",
+            "go wtime -100",
+            "setoption",
+            "setoption name",
+            "sd",
+            "blah",
+            "position fen 8/8/8 w",
+            "\u{0}\u{1}",
+            "go nodes 99999999999999999999999",
+        ] {
+            let _ = parse_command(line);
+        }
+        assert_eq!(
+            parse_command("go wtime -100").unwrap(),
+            Command::Go(Box::new(GoArgs {
+                wtime: Some(0),
+                ..Default::default()
+            }))
+        );
+        assert!(parse_command("go depth x").is_err());
+        assert!(
+            matches!(parse_command("setoption name Move Overhead value 50").unwrap(), Command::SetOption { name, value } if name == "Move Overhead" && value == "50")
+        );
+    }
+}

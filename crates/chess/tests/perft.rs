@@ -1,0 +1,50 @@
+//! Move generation against the standard perft suite.
+
+use chess::tools::perft::{perft, run_perft_suite};
+
+const SUITE: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/chess/suites/perftsuite.epd"
+));
+
+fn check(depth: u32) {
+    let checks = run_perft_suite(SUITE, depth).expect("suite parses");
+    assert!(
+        checks.len() >= 126 * depth as usize,
+        "expected every position at every depth"
+    );
+    let bad: Vec<String> = checks
+        .iter()
+        .filter(|c| c.got != c.expected)
+        .map(|c| {
+            format!(
+                "line {} D{}: expected {} got {} ({})",
+                c.line, c.depth, c.expected, c.got, c.fen
+            )
+        })
+        .collect();
+    assert!(bad.is_empty(), "perft mismatches:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn perft_suite_depth4() {
+    check(4);
+}
+
+#[test]
+#[ignore = "run on demand: a few seconds in release"]
+fn perft_depth5() {
+    check(5);
+}
+
+#[test]
+#[ignore = "slow: about a minute in release"]
+fn perft_depth6() {
+    check(6);
+}
+
+#[test]
+fn startpos_perft() {
+    let b = chess::board::Board::default();
+    assert_eq!(perft(&b, 4), 197_281);
+}
