@@ -1,5 +1,8 @@
 //! The arbiter's view of the rules: UCI move notation (standard castling), SAN for the PGN,
 //! and every way a game ends on the board.
+//!
+//! Deliberately separate from the engine's own board adapter (`chess::board`): an arbiter
+//! that checked moves with the engine's code would share its bugs instead of catching them.
 
 use cozy_chess::{Board, Color, File, GameStatus, Move, Piece, Rank, Square};
 

@@ -176,8 +176,11 @@ pub fn run_block(
         todo.par_iter()
             .map_init(
                 || factory(),
-                |policy, &seed| {
-                    let r = play_game(seed, policy.as_mut());
+                |chooser, &seed| {
+                    let mut r = play_game(seed, chooser.as_mut());
+                    // The arm as named on the command line (with its model file, if any), so
+                    // two models under one policy name never share a results file.
+                    r.policy = policy.to_owned();
                     if let Some(w) = &writer {
                         let line = serde_json::to_string(&r).map_err(|e| e.to_string())?;
                         let mut f = w.lock().expect("writer lock");
