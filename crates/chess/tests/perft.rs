@@ -31,8 +31,8 @@ fn perft_suite_depth4() {
     check(4);
 }
 
+/// The acceptance depth: every position of the suite to depth 5 (about 1.5 s in release).
 #[test]
-#[ignore = "run on demand: a few seconds in release"]
 fn perft_depth5() {
     check(5);
 }
