@@ -213,7 +213,10 @@ impl Ledger {
         match exact {
             Some(i) => {
                 let l = &mut self.leases[i];
-                if l.state == LeaseState::Opened && l.opened_by.as_deref() != Some(opener) && !force
+                if role == Role::Screen
+                    && l.state == LeaseState::Opened
+                    && l.opened_by.as_deref() != Some(opener)
+                    && !force
                 {
                     return Err(format!(
                         "{role} block `{}` ({}..{}) was already opened by `{}`; screen blocks are opened once (pass --force to reuse it, knowing it is no longer fresh)",
@@ -287,6 +290,9 @@ mod tests {
                 .unwrap_err()
                 .contains("partly")
         );
+        // training and validation blocks may be re-read by other runs
+        l.open(Role::Training, 0xa530_0000, 1000, "run-1", false, 5).unwrap();
+        l.open(Role::Training, 0xa530_0000, 1000, "run-2", false, 6).unwrap();
         // reserve refuses overlaps
         assert!(
             l.reserve("x", Role::Validation, 0xa52f_2100, 128, "")

@@ -105,7 +105,12 @@ impl EloEstimate {
             elo: elo_from_score(s),
             lower: lo,
             upper: hi,
-            error: (hi - lo) / 2.0,
+            // A perfect or null score has no finite interval: infinite error, not NaN.
+            error: if lo.is_finite() && hi.is_finite() {
+                (hi - lo) / 2.0
+            } else {
+                f64::INFINITY
+            },
             los,
         }
     }
@@ -159,6 +164,13 @@ mod tests {
         assert!((e.lower - 86.225_015).abs() < 1e-4, "{}", e.lower);
         assert!((e.upper - 218.251_778).abs() < 1e-4, "{}", e.upper);
         assert!(e.los > 0.999);
+    }
+
+    #[test]
+    fn perfect_score_has_infinite_error_not_nan() {
+        let e = EloEstimate::from_wdl(4, 0, 0);
+        assert_eq!(e.elo, f64::INFINITY);
+        assert_eq!(e.error, f64::INFINITY);
     }
 
     #[test]
