@@ -291,8 +291,10 @@ mod tests {
                 .contains("partly")
         );
         // training and validation blocks may be re-read by other runs
-        l.open(Role::Training, 0xa530_0000, 1000, "run-1", false, 5).unwrap();
-        l.open(Role::Training, 0xa530_0000, 1000, "run-2", false, 6).unwrap();
+        l.open(Role::Training, 0xa530_0000, 1000, "run-1", false, 5)
+            .unwrap();
+        l.open(Role::Training, 0xa530_0000, 1000, "run-2", false, 6)
+            .unwrap();
         // reserve refuses overlaps
         assert!(
             l.reserve("x", Role::Validation, 0xa52f_2100, 128, "")

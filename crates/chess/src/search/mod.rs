@@ -543,7 +543,7 @@ impl Worker {
                     if !checks && self.futility_prunes(in_check, lmr_depth, eval, alpha) {
                         continue;
                     }
-                    if self.see_prunes_quiet(board, mv, depth, lmr_depth) {
+                    if !checks && self.see_prunes_quiet(board, mv, depth, lmr_depth) {
                         continue;
                     }
                 } else if !checks && self.see_prunes_noisy(board, mv, depth) {
@@ -564,7 +564,12 @@ impl Worker {
             // Step 14. Principal variation search with late move reductions.
             let mut score = 0;
             let full_window_needed;
-            if searched > 1 && depth >= LMR_MIN_DEPTH && (quiet || is_bad_noisy_score(order)) {
+            // Checking sacrifices (losing captures that give check) are searched at full
+            // depth: they are the tactics that decide WAC-style positions.
+            if searched > 1
+                && depth >= LMR_MIN_DEPTH
+                && (quiet || (is_bad_noisy_score(order) && !gives_check))
+            {
                 let r = self.reduction(
                     depth,
                     searched,

@@ -84,8 +84,8 @@ pub const QS_FUTILITY_MARGIN: i32 = 150;
 
 // --- Late move reductions --------------------------------------------------------------
 pub const LMR_MIN_DEPTH: i32 = 3;
-pub const LMR_BASE: f64 = 0.75;
-pub const LMR_DIVISOR: f64 = 2.25;
+pub const LMR_BASE: f64 = 0.5;
+pub const LMR_DIVISOR: f64 = 2.5;
 /// History score worth one ply of reduction.
 pub const LMR_HISTORY_DIVISOR: i32 = 8192;
 
