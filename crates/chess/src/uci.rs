@@ -49,19 +49,11 @@ pub enum Command {
     Empty,
 }
 
+/// A parsed `go`: the search limits plus the one flag the limits do not carry.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GoArgs {
-    pub depth: Option<i32>,
-    pub nodes: Option<u64>,
-    pub movetime: Option<u64>,
-    pub wtime: Option<u64>,
-    pub btime: Option<u64>,
-    pub winc: Option<u64>,
-    pub binc: Option<u64>,
-    pub movestogo: Option<u64>,
-    pub infinite: bool,
+    pub limits: Limits,
     pub ponder: bool,
-    pub perft: Option<u32>,
 }
 
 fn num<T: std::str::FromStr>(tok: Option<&&str>, what: &str) -> Result<T, String> {
@@ -140,20 +132,21 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
             while i < toks.len() {
                 let next = toks.get(i + 1);
                 match toks[i] {
-                    "depth" => g.depth = Some(num(next, "depth")?),
-                    "nodes" => g.nodes = Some(num(next, "nodes")?),
-                    "movetime" => g.movetime = Some(clock(next, "movetime")?),
-                    "wtime" => g.wtime = Some(clock(next, "wtime")?),
-                    "btime" => g.btime = Some(clock(next, "btime")?),
-                    "winc" => g.winc = Some(clock(next, "winc")?),
-                    "binc" => g.binc = Some(clock(next, "binc")?),
-                    "movestogo" => g.movestogo = Some(clock(next, "movestogo")?),
+                    "depth" => g.limits.depth = Some(num(next, "depth")?),
+                    "nodes" => g.limits.nodes = Some(num(next, "nodes")?),
+                    "movetime" => g.limits.movetime = Some(clock(next, "movetime")?),
+                    "wtime" => g.limits.wtime = Some(clock(next, "wtime")?),
+                    "btime" => g.limits.btime = Some(clock(next, "btime")?),
+                    "winc" => g.limits.winc = Some(clock(next, "winc")?),
+                    "binc" => g.limits.binc = Some(clock(next, "binc")?),
+                    "movestogo" => g.limits.movestogo = Some(clock(next, "movestogo")?),
                     "mate" => {
-                        g.depth = Some(num::<i32>(next, "mate")?.saturating_mul(2).clamp(1, 100))
+                        g.limits.depth =
+                            Some(num::<i32>(next, "mate")?.saturating_mul(2).clamp(1, 100))
                     }
-                    "perft" => g.perft = Some(num(next, "perft")?),
+                    "perft" => g.limits.perft = Some(num(next, "perft")?),
                     "infinite" => {
-                        g.infinite = true;
+                        g.limits.infinite = true;
                         i += 1;
                         continue;
                     }
@@ -294,7 +287,7 @@ impl Engine {
             }
             Command::Go(g) => {
                 self.stop_search();
-                if let Some(d) = g.perft {
+                if let Some(d) = g.limits.perft {
                     let (lines, total) = perft_divide(&self.pos.board, d);
                     for (m, n) in lines {
                         println!("{m}: {n}");
@@ -369,16 +362,8 @@ impl Engine {
 
     fn start_search(&mut self, g: &GoArgs) {
         let mut limits = Limits {
-            depth: g.depth,
-            nodes: g.nodes,
-            movetime: g.movetime,
-            wtime: g.wtime,
-            btime: g.btime,
-            winc: g.winc,
-            binc: g.binc,
-            movestogo: g.movestogo,
-            infinite: g.infinite,
             perft: None,
+            ..g.limits.clone()
         };
         if limits.depth.is_none() {
             limits.depth = self.default_depth;
@@ -467,7 +452,10 @@ mod tests {
         assert_eq!(
             parse_command("go wtime -100").unwrap(),
             Command::Go(Box::new(GoArgs {
-                wtime: Some(0),
+                limits: Limits {
+                    wtime: Some(0),
+                    ..Default::default()
+                },
                 ..Default::default()
             }))
         );

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 /// What `go` asked for.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Limits {
     pub depth: Option<i32>,
     pub nodes: Option<u64>,
