@@ -1,7 +1,6 @@
 //! Scheduling: game pairs (one opening, colours swapped) over engine pairs, played by N
 //! workers; results into W/D/L, pentanomial counts, Elo and the SPRT.
 
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -163,11 +162,7 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, String> {
     });
     let pgn = match &cfg.pgn {
         Some(p) => Some(Mutex::new(
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| format!("{}: {e}", p.display()))?,
+            evidence::open_append(p).map_err(|e| e.to_string())?,
         )),
         None => None,
     };

@@ -98,11 +98,7 @@ struct TrainState {
 
 fn append_progress(out: &Path, line: &serde_json::Value) -> Result<(), String> {
     let p = out.join("progress.jsonl");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&p)
-        .map_err(|e| format!("{}: {e}", p.display()))?;
+    let mut f = evidence::open_append(&p).map_err(|e| e.to_string())?;
     writeln!(f, "{line}").map_err(|e| format!("{}: {e}", p.display()))
 }
 

@@ -139,18 +139,9 @@ pub fn run_block(
         );
     }
     let writer = match out {
-        Some(p) => {
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            }
-            Some(Mutex::new(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .map_err(|e| format!("{}: {e}", p.display()))?,
-            ))
-        }
+        Some(p) => Some(Mutex::new(
+            evidence::open_append(p).map_err(|e| e.to_string())?,
+        )),
         None => None,
     };
     let bar = if quiet {

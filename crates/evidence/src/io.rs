@@ -102,6 +102,19 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
     })
 }
 
+/// Open `path` for appending (creating it and its directory), for logs written a record at a
+/// time (games, progress lines): a crash loses at most the record being written.
+pub fn open_append(path: &Path) -> Result<std::fs::File, EvidenceError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| EvidenceError::io(dir, e))?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| EvidenceError::io(path, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +129,17 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"second");
         let leftovers = std::fs::read_dir(&dir).unwrap().count();
         assert_eq!(leftovers, 1, "temporary file left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn open_append_creates_and_appends() {
+        let dir = std::env::temp_dir().join(format!("evidence-append-{}", std::process::id()));
+        let p = dir.join("sub/log.jsonl");
+        for line in ["a\n", "b\n"] {
+            open_append(&p).unwrap().write_all(line.as_bytes()).unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a\nb\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

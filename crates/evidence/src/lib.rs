@@ -28,7 +28,7 @@ pub mod wilson;
 
 pub use elo::EloEstimate;
 pub use histogram::{Binning, Histogram};
-pub use io::{EvidenceError, atomic_write};
+pub use io::{EvidenceError, atomic_write, open_append};
 pub use paired::{Arm, ArmSummary, BootstrapConfig, PairedScreen, Verdict, paired_screen};
 pub use sprt::{Pentanomial, Sprt, SprtDecision, SprtStatus};
 pub use wilson::Wilson;
