@@ -113,6 +113,14 @@ pub struct Layout {
     pub bucket_entries: u64,
     /// Per family in `families` order: (offset, entries per table, conditioned).
     pub(crate) parts: Vec<(u64, u64, bool)>,
+    /// Per phase (0..5), per active entry in feature order: family offset + placement ×
+    /// table size + phase × patterns where the family is conditioned — every part of an
+    /// index but the fill bucket and the pattern number, so extraction ends in one add loop.
+    pub(crate) place: [Vec<u64>; 5],
+    /// Where extraction writes the rows, win23 and win32 pattern blocks in its buffer: their
+    /// place in feature order, or scratch room past the active entries when the layout lacks
+    /// the family (the three are always computed together).
+    pub(crate) common_at: [usize; 3],
     pub total: u64,
 }
 
@@ -173,6 +181,7 @@ impl Layout {
 
     fn build(families: Vec<Family>, phase: Phase, fill: Fill) -> Self {
         let mut parts = Vec::new();
+        let mut place: [Vec<u64>; 5] = Default::default();
         let mut off = 0u64;
         for &f in &families {
             let conditioned = match phase {
@@ -185,14 +194,39 @@ impl Layout {
             };
             let size = f.patterns() * if conditioned { 5 } else { 1 };
             parts.push((off, size, conditioned));
+            for (phase, place) in place.iter_mut().enumerate() {
+                let shift = if conditioned {
+                    phase as u64 * f.patterns()
+                } else {
+                    0
+                };
+                place.extend((0..f.tables()).map(|p| off + p * size + shift));
+            }
             off += f.tables() * size;
+        }
+        let mut common_at = [
+            crate::features::MAX_ACTIVE + 8,
+            crate::features::MAX_ACTIVE + 16,
+            crate::features::MAX_ACTIVE + 16 + 38,
+        ];
+        let mut at = 0;
+        for &f in &families {
+            match f {
+                Family::Rows => common_at[0] = at,
+                Family::Win23 => common_at[1] = at,
+                Family::Win32 => common_at[2] = at,
+                _ => {}
+            }
+            at += f.tables() as usize;
         }
         Self {
             families,
             phase,
             fill,
+            common_at,
             bucket_entries: off,
             parts,
+            place,
             total: off * fill.buckets(),
         }
     }

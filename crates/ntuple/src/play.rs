@@ -9,7 +9,7 @@ use drop7::policy::{Choice, Policy, PolicyFactory, SearchPolicy, parse_depth_sam
 use drop7::rules::play_move;
 use drop7::search::{Leaf, SearchConfig, StratifiedReveals, scenario_seed};
 
-use crate::features::active;
+use crate::features::{Active, active, active_into};
 use crate::tables::Tables;
 
 /// Points per rise unit: a table value × 17,000 is a leaf in points.
@@ -54,50 +54,90 @@ impl Leaf for NTupleLeaf {
     }
 }
 
-/// One-ply value of playing `column` in a canonical state: the mean over 7 stratified reveal
-/// samples of reward + V(afterstate) in rise units (a terminal afterstate contributes its
-/// reward only). A move whose sample 0 reveals nothing is deterministic: sample 0 is used as
-/// is. `None` if the column is full.
-pub fn column_value(t: &Tables, s: &PublicState, column: usize, seed: u32) -> Option<f32> {
-    if !s.board.is_legal(column) {
-        return None;
-    }
-    let mut total = 0.0f32;
-    for k in 0..ONE_PLY_SAMPLES {
-        let mut b = s.board;
-        let mut rng = StratifiedReveals {
-            seed,
-            k,
-            count: ONE_PLY_SAMPLES,
-            event: 0,
-        };
-        let out = play_move(&mut b, column, s.next, s.moves_remaining, &mut rng, &mut ()).ok()?;
-        let reward = out.score_delta as f32 / VALUE_SCALE as f32;
-        let v = if out.game_over {
-            reward
-        } else {
-            reward + value(t, &b, out.moves_remaining)
-        };
-        if k == 0 && out.revealed == 0 {
-            return Some(v);
-        }
-        total += v;
-    }
-    Some(total / ONE_PLY_SAMPLES as f32)
+/// Work space of the one-ply choice, reused across decisions so the hot loop allocates
+/// nothing: the afterstates of every sampled move (at most 7 columns × 7 samples) are
+/// extracted first and valued in one batch ([`Tables::values`]).
+pub struct OnePlyScratch {
+    /// Per sampled move: (column, reward in rise units, index into `actives` or `None` when
+    /// the game ended), in scan order.
+    samples: Vec<(usize, f32, Option<usize>)>,
+    actives: Vec<Active>,
+    values: Vec<f32>,
 }
 
-/// The one-ply choice (original coordinates): canonicalise, scan 3,2,4,1,5,0,6, first
-/// strictly greatest wins, un-mirror.
-pub fn choose_one_ply(t: &Tables, s: &PublicState) -> Option<usize> {
+impl Default for OnePlyScratch {
+    fn default() -> Self {
+        let most = 7 * ONE_PLY_SAMPLES as usize;
+        Self {
+            samples: Vec::with_capacity(most),
+            actives: vec![Active::EMPTY; most],
+            values: vec![0.0; most],
+        }
+    }
+}
+
+/// The one-ply choice (original coordinates): canonicalise; for each legal column in the
+/// order 3,2,4,1,5,0,6 take the mean over 7 stratified reveal samples of reward +
+/// V(afterstate) in rise units (a terminal afterstate contributes its reward only; a move
+/// whose sample 0 reveals nothing is deterministic and sample 0 stands alone); the first
+/// strictly greatest wins; un-mirror.
+pub fn choose_one_ply(t: &Tables, s: &PublicState, scratch: &mut OnePlyScratch) -> Option<usize> {
     let (board, mirrored) = s.board.canonical();
-    let cs = PublicState { board, ..*s };
-    let seed = scenario_seed(&cs.board, cs.next, cs.moves_remaining, 0);
-    let mut best: Option<(usize, f32)> = None;
+    let seed = scenario_seed(&board, s.next, s.moves_remaining, 0);
+    scratch.samples.clear();
+    let mut extracted = 0;
     for c in CENTER_ORDER {
-        if let Some(v) = column_value(t, &cs, c, seed)
-            && best.is_none_or(|(_, b)| v > b)
-        {
-            best = Some((c, v));
+        if !board.is_legal(c) {
+            continue;
+        }
+        for k in 0..ONE_PLY_SAMPLES {
+            let mut b = board;
+            let mut rng = StratifiedReveals {
+                seed,
+                k,
+                count: ONE_PLY_SAMPLES,
+                event: 0,
+            };
+            let out = play_move(&mut b, c, s.next, s.moves_remaining, &mut rng, &mut ())
+                .expect("a legal column");
+            let reward = out.score_delta as f32 / VALUE_SCALE as f32;
+            let slot = (!out.game_over).then(|| {
+                active_into(
+                    &t.layout,
+                    &b,
+                    out.moves_remaining,
+                    &mut scratch.actives[extracted],
+                );
+                extracted += 1;
+                extracted - 1
+            });
+            scratch.samples.push((c, reward, slot));
+            if k == 0 && out.revealed == 0 {
+                break;
+            }
+        }
+    }
+    t.values(
+        &scratch.actives[..extracted],
+        &mut scratch.values[..extracted],
+    );
+    let mut best: Option<(usize, f32)> = None;
+    for group in scratch.samples.chunk_by(|a, b| a.0 == b.0) {
+        let v_of = |&(_, reward, slot): &(usize, f32, Option<usize>)| match slot {
+            Some(i) => reward + scratch.values[i],
+            None => reward,
+        };
+        let v = if group.len() == 1 {
+            v_of(&group[0])
+        } else {
+            let mut total = 0.0f32;
+            for x in group {
+                total += v_of(x);
+            }
+            total / ONE_PLY_SAMPLES as f32
+        };
+        if best.is_none_or(|(_, b)| v > b) {
+            best = Some((group[0].0, v));
         }
     }
     best.map(|(c, _)| if mirrored { 6 - c } else { c })
@@ -106,6 +146,7 @@ pub fn choose_one_ply(t: &Tables, s: &PublicState) -> Option<usize> {
 /// `ntuple-1ply`.
 pub struct OnePly {
     pub tables: Arc<Tables>,
+    pub scratch: OnePlyScratch,
 }
 
 impl Policy for OnePly {
@@ -114,7 +155,7 @@ impl Policy for OnePly {
     }
     fn choose(&mut self, s: &PublicState) -> Choice {
         Choice {
-            column: choose_one_ply(&self.tables, s),
+            column: choose_one_ply(&self.tables, s, &mut self.scratch),
             work: 0,
             complete: true,
         }
@@ -127,6 +168,7 @@ pub fn factory(name: &str, tables: Arc<Tables>) -> Option<PolicyFactory> {
         return Some(Arc::new(move || {
             Box::new(OnePly {
                 tables: tables.clone(),
+                scratch: OnePlyScratch::default(),
             }) as Box<dyn Policy>
         }));
     }

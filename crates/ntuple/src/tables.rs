@@ -5,7 +5,11 @@
 
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
+use crate::features::{Active, MAX_ACTIVE};
 use crate::layout::Layout;
+
+/// States summed side by side in [`Tables::values`].
+const LANES: usize = 8;
 
 /// Initial optimistic value of a fresh board in rise units (≈ 340,000 points).
 pub const OPTIMISTIC_TOTAL: f32 = 20.0;
@@ -130,6 +134,37 @@ impl Tables {
             v += self.weight(i);
         }
         v
+    }
+
+    /// Values of many states (rise units) into `out`. Each is the same f32 sum in feature
+    /// order as [`Tables::value`], bit for bit, but eight states are summed side by side:
+    /// one state's 74 additions form a dependent chain (74 × the add latency) and its loads
+    /// wait on each other's place in that chain; eight interleaved chains keep the adder and
+    /// the memory system busy, which is what makes a batch several times cheaper per state.
+    pub fn values(&self, states: &[Active], out: &mut [f32]) {
+        assert_eq!(states.len(), out.len(), "one output per state");
+        let mut chunks = states.chunks_exact(LANES);
+        let mut outs = out.chunks_exact_mut(LANES);
+        for (s, o) in (&mut chunks).zip(&mut outs) {
+            let s: &[Active; LANES] = s.try_into().expect("chunks of LANES");
+            o.copy_from_slice(&self.sum_lanes(s));
+        }
+        for (s, o) in chunks.remainder().iter().zip(outs.into_remainder()) {
+            *o = self.value(s.as_slice());
+        }
+    }
+
+    #[inline(always)]
+    fn sum_lanes<const N: usize>(&self, s: &[Active; N]) -> [f32; N] {
+        let len = s[0].len.min(MAX_ACTIVE);
+        assert!(s.iter().all(|a| a.len == len), "states of one layout");
+        let mut acc = [0.0f32; N];
+        for k in 0..len {
+            for j in 0..N {
+                acc[j] += self.weight(s[j].idx[k]);
+            }
+        }
+        acc
     }
 
     /// One TD(0)+TC step towards `target` (rise units) for the state whose entries are

@@ -12,8 +12,8 @@ use drop7::game::Game;
 use drop7::policy::PolicyFactory;
 use drop7::runner::{GameRecord, play_game};
 
-use crate::features::active;
-use crate::play::{VALUE_SCALE, choose_one_ply, value};
+use crate::features::{Active, active, active_into};
+use crate::play::{OnePlyScratch, VALUE_SCALE, choose_one_ply, value};
 use crate::tables::Tables;
 
 /// Counters shared by the workers.
@@ -31,9 +31,11 @@ pub struct Counters {
 /// Play one training game of seed `seed`, updating `t` after every move. Returns (moves, score).
 pub fn train_game(t: &Tables, seed: u32, alpha: f32) -> (u64, u64) {
     let mut game = Game::new(seed);
+    let mut scratch = OnePlyScratch::default();
     let mut prev = active(&t.layout, &game.board, game.moves_remaining);
+    let mut next = Active::EMPTY;
     while !game.finished() {
-        let Some(column) = choose_one_ply(t, &game.public()) else {
+        let Some(column) = choose_one_ply(t, &game.public(), &mut scratch) else {
             break;
         };
         let out = game
@@ -43,10 +45,10 @@ pub fn train_game(t: &Tables, seed: u32, alpha: f32) -> (u64, u64) {
         if game.game_over {
             t.update(prev.as_slice(), reward, alpha);
         } else {
-            let next = active(&t.layout, &game.board, game.moves_remaining);
+            active_into(&t.layout, &game.board, game.moves_remaining, &mut next);
             let target = reward + t.value(next.as_slice());
             t.update(prev.as_slice(), target, alpha);
-            prev = next;
+            std::mem::swap(&mut prev, &mut next);
         }
     }
     (game.moves_played as u64, game.score)
