@@ -27,6 +27,16 @@ pub const DEFAULT_MAX_WORK: u64 = 16_000_000;
 /// so a leaf can keep per-thread scratch (caches) — one leaf per searcher.
 pub trait Leaf: Send {
     fn value(&mut self, board: &Board, next: u8, moves_remaining: u8) -> f64;
+
+    /// Values of many leaves `(board, next, moves_remaining)` at once, equal to calling
+    /// [`Leaf::value`] on each in order. The search hands over all leaves below a depth-1
+    /// node together (up to 7 columns × K samples), so a leaf whose cost is memory latency
+    /// (the n-tuple tables) can overlap them.
+    fn values(&mut self, leaves: &[(Board, u8, u8)], out: &mut [f64]) {
+        for (&(b, next, mr), o) in leaves.iter().zip(out) {
+            *o = self.value(&b, next, mr);
+        }
+    }
 }
 
 /// The frozen 18-term fair leaf, with a one-board cache: the K samples of a move that
@@ -317,6 +327,11 @@ pub struct Searcher<L: Leaf> {
     table: Table,
     work: u64,
     nodes: u64,
+    /// Depth-1 scratch: the leaves below the node, each sampled move's (column, points,
+    /// leaf slot or `None` when the game ended), and the leaf values.
+    frontier: Vec<(Board, u8, u8)>,
+    outcomes: Vec<(usize, f64, Option<usize>)>,
+    frontier_values: Vec<f64>,
 }
 
 impl<L: Leaf> Searcher<L> {
@@ -327,6 +342,9 @@ impl<L: Leaf> Searcher<L> {
             table: Table::new(config.table),
             work: 0,
             nodes: 0,
+            frontier: Vec::new(),
+            outcomes: Vec::new(),
+            frontier_values: Vec::new(),
         }
     }
 
@@ -462,9 +480,16 @@ impl<L: Leaf> Searcher<L> {
         }
         let seed = scenario_seed(board, next, mr, depth);
         let mut best = f64::NEG_INFINITY;
-        for c in CENTER_ORDER {
-            if board.is_legal(c) {
-                best = best.max(self.action_value(board, next, mr, c, depth, seed)?);
+        // A depth-1 node that cannot run out of work (each sampled move costs at most 2)
+        // values all its leaves in one batch; otherwise move by move, checking the budget.
+        let most = 2 * SIZE as u64 * self.config.samples as u64;
+        if depth == 1 && self.work + most <= self.config.max_work {
+            best = self.frontier_value(board, next, mr, seed);
+        } else {
+            for c in CENTER_ORDER {
+                if board.is_legal(c) {
+                    best = best.max(self.action_value(board, next, mr, c, depth, seed)?);
+                }
             }
         }
         if !best.is_finite() {
@@ -472,6 +497,59 @@ impl<L: Leaf> Searcher<L> {
         }
         self.table.put(key, depth, best);
         Ok(best)
+    }
+
+    /// max over columns of Q(state, c, 1) exactly as [`Searcher::action_value`] and
+    /// [`Searcher::state_value`] compute them (same sums in the same order, same work and
+    /// node counts), with the leaves valued in one [`Leaf::values`] call. The caller has
+    /// checked that the budget cannot run out here.
+    fn frontier_value(&mut self, board: &Board, next: u8, mr: u8, seed: u32) -> f64 {
+        let k_count = self.config.samples;
+        self.frontier.clear();
+        self.outcomes.clear();
+        for c in CENTER_ORDER {
+            if !board.is_legal(c) {
+                continue;
+            }
+            for k in 0..k_count {
+                let mut child = *board;
+                let mut reveals = StratifiedReveals {
+                    seed,
+                    k,
+                    count: k_count,
+                    event: 0,
+                };
+                let out = play_move(&mut child, c, next, mr, &mut reveals, &mut ())
+                    .expect("search plays legal columns only");
+                self.work += 1;
+                let score = out.score_delta as f64;
+                if out.game_over {
+                    self.outcomes.push((c, score, None));
+                    continue;
+                }
+                let child_next = sampled_next_disc(seed, k, k_count);
+                let (child, _) = child.canonical();
+                self.nodes += 1;
+                self.work += 1;
+                self.outcomes.push((c, score, Some(self.frontier.len())));
+                self.frontier.push((child, child_next, out.moves_remaining));
+            }
+        }
+        self.frontier_values.resize(self.frontier.len(), 0.0);
+        self.leaf.values(&self.frontier, &mut self.frontier_values);
+        let mut best = f64::NEG_INFINITY;
+        for group in self.outcomes.chunk_by(|a, b| a.0 == b.0) {
+            let mut sum = 0.0f64;
+            for &(_, score, slot) in group {
+                sum += score
+                    + match slot {
+                        Some(i) => self.frontier_values[i],
+                        None => TERMINAL_UTILITY,
+                    };
+            }
+            best = best.max(sum / k_count as f64);
+        }
+        best
     }
 }
 

@@ -31,11 +31,23 @@ pub fn value(t: &Tables, board: &Board, moves_remaining: u8) -> f32 {
 pub struct NTupleLeaf {
     pub tables: Arc<Tables>,
     last: Option<(Board, u8, f64)>,
+    /// Reused extraction buffers (no fresh zeroed buffer per leaf): one per distinct board
+    /// of a batch, and their values.
+    actives: Vec<Active>,
+    batch_values: Vec<f32>,
+    /// Per leaf of a batch: its distinct board's index.
+    slots: Vec<usize>,
 }
 
 impl NTupleLeaf {
     pub fn new(tables: Arc<Tables>) -> Self {
-        Self { tables, last: None }
+        Self {
+            tables,
+            last: None,
+            actives: vec![Active::EMPTY],
+            batch_values: Vec::new(),
+            slots: Vec::new(),
+        }
     }
 }
 
@@ -48,9 +60,42 @@ impl Leaf for NTupleLeaf {
         {
             return v;
         }
-        let v = VALUE_SCALE * value(&self.tables, board, moves_remaining) as f64;
+        active_into(
+            &self.tables.layout,
+            board,
+            moves_remaining,
+            &mut self.actives[0],
+        );
+        let v = VALUE_SCALE * self.tables.value(self.actives[0].as_slice()) as f64;
         self.last = Some((*board, moves_remaining, v));
         v
+    }
+
+    /// The leaves below a depth-1 node: consecutive repeats of a board (the K samples of a
+    /// move that reveals nothing) are extracted once, the distinct boards valued in one
+    /// interleaved batch ([`Tables::values`]); bit-identical to one at a time.
+    fn values(&mut self, leaves: &[(Board, u8, u8)], out: &mut [f64]) {
+        let mut distinct = 0;
+        self.slots.clear();
+        let mut prev: Option<(Board, u8)> = None;
+        for &(b, _, mr) in leaves {
+            if prev != Some((b, mr)) {
+                if self.actives.len() == distinct {
+                    self.actives.push(Active::EMPTY);
+                }
+                active_into(&self.tables.layout, &b, mr, &mut self.actives[distinct]);
+                distinct += 1;
+                prev = Some((b, mr));
+            }
+            self.slots.push(distinct - 1);
+        }
+        self.batch_values.resize(distinct, 0.0);
+        self.tables
+            .values(&self.actives[..distinct], &mut self.batch_values);
+        for (o, &i) in out.iter_mut().zip(&self.slots) {
+            *o = VALUE_SCALE * self.batch_values[i] as f64;
+        }
+        self.last = None;
     }
 }
 
@@ -181,4 +226,101 @@ pub fn factory(name: &str, tables: Arc<Tables>) -> Option<PolicyFactory> {
             SearchConfig::fair(d, k),
         )) as Box<dyn Policy>
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Layout;
+    use crate::tables::OPTIMISTIC_TOTAL;
+    use drop7::search::Searcher;
+
+    /// The n-tuple leaf seen only through `value` (the trait's default one-by-one `values`).
+    struct OneByOne(NTupleLeaf);
+
+    impl Leaf for OneByOne {
+        fn value(&mut self, board: &Board, next: u8, moves_remaining: u8) -> f64 {
+            self.0.value(board, next, moves_remaining)
+        }
+    }
+
+    fn scrambled_tables() -> Arc<Tables> {
+        let t = Tables::new(
+            Layout::parse("win23,phase=all").unwrap(),
+            OPTIMISTIC_TOTAL,
+            false,
+        )
+        .unwrap();
+        for i in 0..t.layout.total {
+            t.set_weight(
+                i,
+                (i.wrapping_mul(2_654_435_761) % 1000) as f32 / 997.0 - 0.5,
+            );
+        }
+        Arc::new(t)
+    }
+
+    /// The search's batched depth-1 leaves give the same Q values (to the bit), work and
+    /// node counts as valuing the leaves one at a time.
+    #[test]
+    fn batched_leaves_match_one_at_a_time() {
+        let t = scrambled_tables();
+        let mut batched = Searcher::new(NTupleLeaf::new(t.clone()), SearchConfig::fair(2, 5));
+        let mut single = Searcher::new(OneByOne(NTupleLeaf::new(t)), SearchConfig::fair(2, 5));
+        for (s, _) in drop7::runner::sample_states(0x7777_0000, 60) {
+            let a = batched.decide(&s);
+            let b = single.decide(&s);
+            let bits =
+                |q: &[Option<f64>]| q.iter().map(|v| v.map(f64::to_bits)).collect::<Vec<_>>();
+            assert_eq!(bits(&a.q), bits(&b.q), "{}", s.board);
+            assert_eq!((a.column, a.work, a.nodes), (b.column, b.work, b.nodes));
+        }
+    }
+
+    /// The one-ply choice is the first strictly best column by the mean of its samples.
+    #[test]
+    fn one_ply_matches_a_direct_computation() {
+        let t = scrambled_tables();
+        let mut scratch = OnePlyScratch::default();
+        for (s, _) in drop7::runner::sample_states(0x7878_0000, 200) {
+            let (board, mirrored) = s.board.canonical();
+            let seed = scenario_seed(&board, s.next, s.moves_remaining, 0);
+            let mut best: Option<(usize, f32)> = None;
+            for c in CENTER_ORDER {
+                if !board.is_legal(c) {
+                    continue;
+                }
+                let mut total = 0.0f32;
+                let mut v0 = None;
+                for k in 0..ONE_PLY_SAMPLES {
+                    let mut b = board;
+                    let mut rng = StratifiedReveals {
+                        seed,
+                        k,
+                        count: ONE_PLY_SAMPLES,
+                        event: 0,
+                    };
+                    let o =
+                        play_move(&mut b, c, s.next, s.moves_remaining, &mut rng, &mut ()).unwrap();
+                    let r = o.score_delta as f32 / VALUE_SCALE as f32;
+                    let v = if o.game_over {
+                        r
+                    } else {
+                        r + value(&t, &b, o.moves_remaining)
+                    };
+                    if k == 0 && o.revealed == 0 {
+                        v0 = Some(v);
+                        break;
+                    }
+                    total += v;
+                }
+                let v = v0.unwrap_or(total / ONE_PLY_SAMPLES as f32);
+                if best.is_none_or(|(_, b)| v > b) {
+                    best = Some((c, v));
+                }
+            }
+            let want = best.map(|(c, _)| if mirrored { 6 - c } else { c });
+            assert_eq!(choose_one_ply(&t, &s, &mut scratch), want, "{}", s.board);
+        }
+    }
 }
