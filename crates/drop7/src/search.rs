@@ -437,26 +437,46 @@ impl<L: Leaf> Searcher<L> {
         let mut sum = 0.0f64;
         for k in 0..k_count {
             self.budget()?;
-            let mut child = *board;
-            let mut reveals = StratifiedReveals {
-                seed,
-                k,
-                count: k_count,
-                event: 0,
-            };
-            let out = play_move(&mut child, column, next, mr, &mut reveals, &mut ())
-                .expect("search plays legal columns only");
-            self.work += 1;
-            let score = out.score_delta as f64;
-            if out.game_over {
-                sum += score + TERMINAL_UTILITY;
-                continue;
-            }
-            let child_next = sampled_next_disc(seed, k, k_count);
-            let (child, _) = child.canonical();
-            sum += score + self.state_value(&child, child_next, out.moves_remaining, depth - 1)?;
+            let (score, child) = self.sample_child(board, next, mr, column, k, seed);
+            sum += score
+                + match child {
+                    None => TERMINAL_UTILITY,
+                    Some((b, n, m)) => self.state_value(&b, n, m, depth - 1)?,
+                };
         }
         Ok(sum / k_count as f64)
+    }
+
+    /// Sample `k` of playing `column`: its points and, unless the game ended, the canonical
+    /// child state with its sampled next disc. Counts one unit of work.
+    #[inline]
+    fn sample_child(
+        &mut self,
+        board: &Board,
+        next: u8,
+        mr: u8,
+        column: usize,
+        k: u32,
+        seed: u32,
+    ) -> (f64, Option<(Board, u8, u8)>) {
+        let k_count = self.config.samples;
+        let mut child = *board;
+        let mut reveals = StratifiedReveals {
+            seed,
+            k,
+            count: k_count,
+            event: 0,
+        };
+        let out = play_move(&mut child, column, next, mr, &mut reveals, &mut ())
+            .expect("search plays legal columns only");
+        self.work += 1;
+        let score = out.score_delta as f64;
+        if out.game_over {
+            return (score, None);
+        }
+        let (child, _) = child.canonical();
+        let child_next = sampled_next_disc(seed, k, k_count);
+        (score, Some((child, child_next, out.moves_remaining)))
     }
 
     /// V(state, depth) for a live canonical state.
@@ -512,27 +532,15 @@ impl<L: Leaf> Searcher<L> {
                 continue;
             }
             for k in 0..k_count {
-                let mut child = *board;
-                let mut reveals = StratifiedReveals {
-                    seed,
-                    k,
-                    count: k_count,
-                    event: 0,
-                };
-                let out = play_move(&mut child, c, next, mr, &mut reveals, &mut ())
-                    .expect("search plays legal columns only");
-                self.work += 1;
-                let score = out.score_delta as f64;
-                if out.game_over {
-                    self.outcomes.push((c, score, None));
-                    continue;
-                }
-                let child_next = sampled_next_disc(seed, k, k_count);
-                let (child, _) = child.canonical();
-                self.nodes += 1;
-                self.work += 1;
-                self.outcomes.push((c, score, Some(self.frontier.len())));
-                self.frontier.push((child, child_next, out.moves_remaining));
+                let (score, child) = self.sample_child(board, next, mr, c, k, seed);
+                let slot = child.map(|leaf| {
+                    // what `state_value` counts for a depth-0 node
+                    self.nodes += 1;
+                    self.work += 1;
+                    self.frontier.push(leaf);
+                    self.frontier.len() - 1
+                });
+                self.outcomes.push((c, score, slot));
             }
         }
         self.frontier_values.resize(self.frontier.len(), 0.0);

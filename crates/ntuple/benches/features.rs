@@ -20,13 +20,11 @@
 use std::sync::OnceLock;
 
 use drop7::board::Board;
-use drop7::game::{CENTER_ORDER, PublicState};
-use drop7::rules::play_move;
+use drop7::game::PublicState;
 use drop7::runner::sample_states;
-use drop7::search::{StratifiedReveals, scenario_seed};
 use ntuple::features::{Active, active, active_into};
 use ntuple::layout::Layout;
-use ntuple::play::ONE_PLY_SAMPLES;
+use ntuple::play::one_ply_samples;
 use ntuple::tables::{OPTIMISTIC_TOTAL, Tables};
 
 fn main() {
@@ -44,28 +42,11 @@ fn boards(n: usize) -> Vec<(Board, u8)> {
 /// The non-terminal afterstates the one-ply policy values for `s`, in its order.
 fn one_ply_afterstates(s: &PublicState, out: &mut Vec<(Board, u8)>) {
     let (board, _) = s.board.canonical();
-    let seed = scenario_seed(&board, s.next, s.moves_remaining, 0);
-    for c in CENTER_ORDER {
-        if !board.is_legal(c) {
-            continue;
+    one_ply_samples(&PublicState { board, ..*s }, |_, b, o| {
+        if !o.game_over {
+            out.push((*b, o.moves_remaining));
         }
-        for k in 0..ONE_PLY_SAMPLES {
-            let mut b = board;
-            let mut rng = StratifiedReveals {
-                seed,
-                k,
-                count: ONE_PLY_SAMPLES,
-                event: 0,
-            };
-            let o = play_move(&mut b, c, s.next, s.moves_remaining, &mut rng, &mut ()).unwrap();
-            if !o.game_over {
-                out.push((b, o.moves_remaining));
-            }
-            if k == 0 && o.revealed == 0 {
-                break;
-            }
-        }
-    }
+    });
 }
 
 /// At least `n` one-ply afterstates of consecutive game positions (a power of two).

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use drop7::board::Board;
 use drop7::game::{CENTER_ORDER, PublicState};
 use drop7::policy::{Choice, Policy, PolicyFactory, SearchPolicy, parse_depth_samples};
-use drop7::rules::play_move;
+use drop7::rules::{MoveOutcome, play_move};
 use drop7::search::{Leaf, SearchConfig, StratifiedReveals, scenario_seed};
 
 use crate::features::{Active, active, active_into};
@@ -121,22 +121,18 @@ impl Default for OnePlyScratch {
     }
 }
 
-/// The one-ply choice (original coordinates): canonicalise; for each legal column in the
-/// order 3,2,4,1,5,0,6 take the mean over 7 stratified reveal samples of reward +
-/// V(afterstate) in rise units (a terminal afterstate contributes its reward only; a move
-/// whose sample 0 reveals nothing is deterministic and sample 0 stands alone); the first
-/// strictly greatest wins; un-mirror.
-pub fn choose_one_ply(t: &Tables, s: &PublicState, scratch: &mut OnePlyScratch) -> Option<usize> {
-    let (board, mirrored) = s.board.canonical();
-    let seed = scenario_seed(&board, s.next, s.moves_remaining, 0);
-    scratch.samples.clear();
-    let mut extracted = 0;
+/// Every sampled move of the one-ply choice for a canonical state, in its order: each legal
+/// column in the order 3,2,4,1,5,0,6, then its 7 stratified reveal samples (only sample 0
+/// when that one reveals nothing: the move is deterministic). `visit(column, afterstate,
+/// outcome)`.
+pub fn one_ply_samples(s: &PublicState, mut visit: impl FnMut(usize, &Board, &MoveOutcome)) {
+    let seed = scenario_seed(&s.board, s.next, s.moves_remaining, 0);
     for c in CENTER_ORDER {
-        if !board.is_legal(c) {
+        if !s.board.is_legal(c) {
             continue;
         }
         for k in 0..ONE_PLY_SAMPLES {
-            let mut b = board;
+            let mut b = s.board;
             let mut rng = StratifiedReveals {
                 seed,
                 k,
@@ -145,23 +141,38 @@ pub fn choose_one_ply(t: &Tables, s: &PublicState, scratch: &mut OnePlyScratch) 
             };
             let out = play_move(&mut b, c, s.next, s.moves_remaining, &mut rng, &mut ())
                 .expect("a legal column");
-            let reward = out.score_delta as f32 / VALUE_SCALE as f32;
-            let slot = (!out.game_over).then(|| {
-                active_into(
-                    &t.layout,
-                    &b,
-                    out.moves_remaining,
-                    &mut scratch.actives[extracted],
-                );
-                extracted += 1;
-                extracted - 1
-            });
-            scratch.samples.push((c, reward, slot));
+            visit(c, &b, &out);
             if k == 0 && out.revealed == 0 {
                 break;
             }
         }
     }
+}
+
+/// The one-ply choice (original coordinates): canonicalise; for each legal column in the
+/// order 3,2,4,1,5,0,6 take the mean over 7 stratified reveal samples of reward +
+/// V(afterstate) in rise units (a terminal afterstate contributes its reward only; a move
+/// whose sample 0 reveals nothing is deterministic and sample 0 stands alone); the first
+/// strictly greatest wins; un-mirror.
+pub fn choose_one_ply(t: &Tables, s: &PublicState, scratch: &mut OnePlyScratch) -> Option<usize> {
+    let (board, mirrored) = s.board.canonical();
+    let cs = PublicState { board, ..*s };
+    scratch.samples.clear();
+    let mut extracted = 0;
+    one_ply_samples(&cs, |c, b, out| {
+        let reward = out.score_delta as f32 / VALUE_SCALE as f32;
+        let slot = (!out.game_over).then(|| {
+            active_into(
+                &t.layout,
+                b,
+                out.moves_remaining,
+                &mut scratch.actives[extracted],
+            );
+            extracted += 1;
+            extracted - 1
+        });
+        scratch.samples.push((c, reward, slot));
+    });
     t.values(
         &scratch.actives[..extracted],
         &mut scratch.values[..extracted],
