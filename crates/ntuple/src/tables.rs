@@ -138,9 +138,9 @@ impl Tables {
 
     /// Values of many states (rise units) into `out`. Each is the same f32 sum in feature
     /// order as [`Tables::value`], bit for bit, but eight states are summed side by side:
-    /// one state's 74 additions form a dependent chain (74 × the add latency) and its loads
-    /// wait on each other's place in that chain; eight interleaved chains keep the adder and
-    /// the memory system busy, which is what makes a batch several times cheaper per state.
+    /// one state's sum is a chain of 74 dependent additions (74 × the add latency at best),
+    /// while eight interleaved chains keep the adder busy and let eight times as many table
+    /// reads be in flight, which makes a batch several times cheaper per state.
     pub fn values(&self, states: &[Active], out: &mut [f32]) {
         assert_eq!(states.len(), out.len(), "one output per state");
         let mut chunks = states.chunks_exact(LANES);

@@ -29,13 +29,13 @@ pub struct Counters {
 }
 
 /// Play one training game of seed `seed`, updating `t` after every move. Returns (moves, score).
-pub fn train_game(t: &Tables, seed: u32, alpha: f32) -> (u64, u64) {
+/// `scratch` is the worker's one-ply work space, reused from game to game.
+pub fn train_game(t: &Tables, seed: u32, alpha: f32, scratch: &mut OnePlyScratch) -> (u64, u64) {
     let mut game = Game::new(seed);
-    let mut scratch = OnePlyScratch::default();
     let mut prev = active(&t.layout, &game.board, game.moves_remaining);
     let mut next = Active::EMPTY;
     while !game.finished() {
-        let Some(column) = choose_one_ply(t, &game.public(), &mut scratch) else {
+        let Some(column) = choose_one_ply(t, &game.public(), scratch) else {
             break;
         };
         let out = game
@@ -70,10 +70,11 @@ pub fn run_until(t: &Tables, counters: &Counters, until: u64, plan: Plan, stop: 
     std::thread::scope(|s| {
         for _ in 0..plan.threads.max(1) {
             s.spawn(|| {
+                let mut scratch = OnePlyScratch::default();
                 while counters.moves.load(Relaxed) < until && !stop.load(Relaxed) {
                     let i = counters.cursor.fetch_add(1, Relaxed);
                     let seed = plan.start.wrapping_add((i % plan.count as u64) as u32);
-                    let (moves, score) = train_game(t, seed, plan.alpha);
+                    let (moves, score) = train_game(t, seed, plan.alpha, &mut scratch);
                     counters.moves.fetch_add(moves, Relaxed);
                     counters.games.fetch_add(1, Relaxed);
                     counters.recent_score.fetch_add(score, Relaxed);
