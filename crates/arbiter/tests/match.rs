@@ -13,11 +13,12 @@ fn fake() -> &'static str {
     env!("CARGO_BIN_EXE_arbiter-fake-engine")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("arbiter-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed with its contents when the guard drops.
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("arbiter-test-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn book() -> String {
@@ -57,7 +58,8 @@ fn s(v: &[&str]) -> Vec<String> {
 
 #[test]
 fn faults_are_losses_and_the_match_goes_on() {
-    let d = tmp("faults");
+    let tmp = tmp("faults");
+    let d = tmp.path();
     let pgn = d.join("faults.pgn");
     let mut args = engine("ref", fake(), Some("random"));
     for m in ["illegal", "hang", "crash", "crash-late"] {
@@ -121,7 +123,8 @@ fn movetext(pgn: &Path) -> Vec<String> {
 
 #[test]
 fn fixed_node_matches_reproduce_and_python_chess_reads_the_pgn() {
-    let d = tmp("repro");
+    let tmp = tmp("repro");
+    let d = tmp.path();
     let mut engines = engine("a", fake(), Some("random"));
     engines.extend(engine("b", fake(), Some("random")));
     // Our own engine too, when the workspace has built it (cargo test --workspace does).

@@ -2,7 +2,7 @@
 //! training and model files.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn drop7(args: &[&str]) -> Output {
@@ -33,11 +33,13 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("drop7-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed with everything in it when the guard drops (these tests write
+/// model files of hundreds of megabytes).
+fn tmpdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("drop7-cli-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn vectors(name: &str) -> String {
@@ -176,7 +178,8 @@ fn lines_of(p: &Path) -> Vec<String> {
 
 #[test]
 fn play_resumes_and_survives_a_torn_line() {
-    let d = tmpdir("play");
+    let tmp = tmpdir("play");
+    let d = tmp.path();
     let f = d.join("games.jsonl");
     let f = f.to_str().unwrap();
     let out = drop7(&[
@@ -223,7 +226,8 @@ fn play_resumes_and_survives_a_torn_line() {
 
 #[test]
 fn screen_report_figure_and_lease() {
-    let d = tmpdir("screen");
+    let tmp = tmpdir("screen");
+    let d = tmp.path();
     let ledger = d.join("leases.json");
     let args = |out: &str| {
         vec![
@@ -305,7 +309,8 @@ fn d7p_protocol() {
 
 #[test]
 fn train_resume_and_model_files() {
-    let d = tmpdir("train");
+    let tmp = tmpdir("train");
+    let d = tmp.path();
     let out_dir = d.join("run");
     let ledger = d.join("l.json");
     let base = |moves: &str| {

@@ -4,8 +4,9 @@
 //! row; AVX2 where the CPU has it), and folds them into the row patterns and the win23/win32
 //! placements (a win32 placement is three 2-cell column windows side by side, so each window
 //! is computed once and shared). Columns and the rare win24/win42 families use small decimal
-//! lookup tables. Indices are then pattern + precomputed placement offset (25–27 ns per
-//! board for arm C here; `cargo bench -p ntuple --bench features`).
+//! lookup tables. Indices are then precomputed placement offset + pattern × stride (storage
+//! order, see [`crate::layout`]; 25–27 ns per board for arm C here; `cargo bench -p ntuple
+//! --bench features`).
 
 use drop7::board::Board;
 
@@ -238,7 +239,8 @@ pub fn active(layout: &Layout, board: &Board, moves_remaining: u8) -> Active {
 /// buffer instead of zeroing a fresh kilobyte per board.
 ///
 /// Pattern numbers are computed first, for all placements of a family at once in 8-lane
-/// rows; the indices are then `placement offset + rise-clock/fill offset + pattern`. On
+/// rows; the indices are then `placement/rise-clock/fill offset + pattern × stride`, in
+/// storage order ([`Layout::spec_index`] gives the SPEC §7 numbers). On
 /// x86-64 CPUs with AVX2 (detected once at run time) the whole function runs in an AVX2
 /// build of itself; elsewhere the portable build gives the same indices.
 #[inline]
@@ -313,8 +315,15 @@ fn active_impl(
     }
     let fill = layout.fill.bucket(&b) * layout.bucket_entries;
     let place = &layout.place[phase_index(moves_remaining) as usize][..n];
-    for ((i, &p), &q) in out.idx[..n].iter_mut().zip(place).zip(&out.pat[..n]) {
-        *i = p + fill + q as u64;
+    let stride = &layout.stride[..n];
+    for (((i, &p), &s), &q) in out.idx[..n]
+        .iter_mut()
+        .zip(place)
+        .zip(stride)
+        .zip(&out.pat[..n])
+    {
+        // q·s < 5·10⁸ fits in u32: one 32-bit multiply per lane instead of a 64-bit one
+        *i = p + fill + (q * s) as u64;
     }
     out.len = n;
 }
@@ -351,7 +360,10 @@ mod tests {
         let spec = "rows,cols,win23,win32,win24,win42,phase=all";
         let l = Layout::parse(spec).unwrap();
         let mr = 3; // phase 2
-        let a = active(&l, &b, mr);
+        let mut a = active(&l, &b, mr);
+        for i in &mut a.idx[..a.len] {
+            *i = l.spec_index(*i);
+        }
         assert_eq!(a.len, 122);
         let p = 2u64;
         // rows: offset 0, size 5·10⁷, pattern Σ cell(r,c)·10^c
@@ -482,12 +494,12 @@ mod tests {
                     want.push(off + (c * 6 + top) as u64 * 100_000_000 + pat);
                 }
             }
-            assert_eq!(
-                active(&l, &s.board, mr).as_slice(),
-                &want[..],
-                "board {}",
-                s.board
-            );
+            let got: Vec<u64> = active(&l, &s.board, mr)
+                .as_slice()
+                .iter()
+                .map(|&i| l.spec_index(i))
+                .collect();
+            assert_eq!(got, want, "board {}", s.board);
         }
     }
 
@@ -549,7 +561,9 @@ mod tests {
                     let mut k = 0;
                     for &f in &l.families {
                         let n = f.tables() as usize;
-                        let p: Vec<u64> = (k..k + n).map(|i| a.idx[i] - l.place[0][i]).collect();
+                        let p: Vec<u64> = (k..k + n)
+                            .map(|i| (a.idx[i] - l.place[0][i]) / l.stride[i] as u64)
+                            .collect();
                         by_family.push((f, p));
                         k += n;
                     }
@@ -573,12 +587,16 @@ mod tests {
             let a = active(&none, &b, mr);
             assert_eq!(a.as_slice(), active(&none, &b, 1).as_slice());
             let c = active(&cols, &b, mr);
-            // rows unconditioned, cols shifted by phase·10⁷
-            assert_eq!(c.idx[0], active(&cols, &b, 1).idx[0]);
+            let c1 = active(&cols, &b, 1);
+            // rows unconditioned, cols shifted by phase·10⁷ in spec order, by the phase in
+            // storage order
+            assert_eq!(c.idx[0], c1.idx[0]);
+            let phase = mr as u64 - 1;
             assert_eq!(
-                c.idx[7],
-                active(&cols, &b, 1).idx[7] + (mr as u64 - 1) * 10_000_000
+                cols.spec_index(c.idx[7]),
+                cols.spec_index(c1.idx[7]) + phase * 10_000_000
             );
+            assert_eq!(c.idx[7], c1.idx[7] + phase);
         }
         assert_eq!(phase_index(0), 0);
     }

@@ -1,5 +1,17 @@
 //! Layouts: which pattern families are present and which are conditioned on the rise clock
 //! (SPEC §7). Parsed from the reference's layout strings, e.g. `rows,cols,win23,win32,phase=all`.
+//!
+//! # Spec order and storage order
+//!
+//! SPEC §7 numbers the entries of a conditioned table phase-major (`phase·patterns +
+//! pattern`), and model files keep that order. In memory a conditioned table is stored
+//! pattern-major instead (`pattern·5 + phase`): the five phases of one pattern sit side by
+//! side. Consecutive positions of a game share most of their patterns but always differ in
+//! the rise clock, so in this order their reads land on the same cache lines and 2 MB pages
+//! instead of on five regions hundreds of megabytes apart (the one-ply workload's features +
+//! value went from 66 to 56 ns per board here). [`Layout::storage_index`] and
+//! [`Layout::spec_index`] convert; [`Layout::classes`] walks the entries in spec order, which
+//! is how model files are read and written.
 
 use std::fmt;
 
@@ -114,9 +126,12 @@ pub struct Layout {
     /// Per family in `families` order: (offset, entries per table, conditioned).
     pub(crate) parts: Vec<(u64, u64, bool)>,
     /// Per phase (0..5), per active entry in feature order: family offset + placement ×
-    /// table size + phase × patterns where the family is conditioned — every part of an
-    /// index but the fill bucket and the pattern number, so extraction ends in one add loop.
+    /// table size + the phase where the family is conditioned — every part of a storage
+    /// index but the fill bucket and the pattern term, so extraction ends in one loop.
     pub(crate) place: [Vec<u64>; 5],
+    /// Per active entry: the storage stride of one pattern, 5 in a conditioned family (five
+    /// phases side by side), else 1.
+    pub(crate) stride: Vec<u32>,
     /// Where extraction writes the rows, win23 and win32 pattern blocks in its buffer: their
     /// place in feature order, or scratch room past the active entries when the layout lacks
     /// the family (the three are always computed together).
@@ -182,6 +197,7 @@ impl Layout {
     fn build(families: Vec<Family>, phase: Phase, fill: Fill) -> Self {
         let mut parts = Vec::new();
         let mut place: [Vec<u64>; 5] = Default::default();
+        let mut stride = Vec::new();
         let mut off = 0u64;
         for &f in &families {
             let conditioned = match phase {
@@ -195,13 +211,11 @@ impl Layout {
             let size = f.patterns() * if conditioned { 5 } else { 1 };
             parts.push((off, size, conditioned));
             for (phase, place) in place.iter_mut().enumerate() {
-                let shift = if conditioned {
-                    phase as u64 * f.patterns()
-                } else {
-                    0
-                };
+                let shift = if conditioned { phase as u64 } else { 0 };
                 place.extend((0..f.tables()).map(|p| off + p * size + shift));
             }
+            let s = if conditioned { 5 } else { 1 };
+            stride.extend((0..f.tables()).map(|_| s));
             off += f.tables() * size;
         }
         let mut common_at = [
@@ -227,8 +241,71 @@ impl Layout {
             bucket_entries: off,
             parts,
             place,
+            stride,
             total: off * fill.buckets(),
         }
+    }
+
+    /// The family part holding bucket-relative entry `rem`: (offset, entries per table,
+    /// patterns per table, conditioned).
+    fn part_of(&self, rem: u64) -> (u64, u64, u64, bool) {
+        let k = self.parts.partition_point(|&(off, _, _)| off <= rem) - 1;
+        let (off, size, conditioned) = self.parts[k];
+        (off, size, self.families[k].patterns(), conditioned)
+    }
+
+    /// Where the entry numbered `spec` by SPEC §7 (and by model files) is stored in memory.
+    pub fn storage_index(&self, spec: u64) -> u64 {
+        assert!(spec < self.total, "entry {spec} of {}", self.total);
+        let (base, rem) = (
+            spec - spec % self.bucket_entries,
+            spec % self.bucket_entries,
+        );
+        let (off, size, patterns, conditioned) = self.part_of(rem);
+        let table = off + (rem - off) / size * size;
+        let local = rem - table;
+        if conditioned {
+            let (phase, pattern) = (local / patterns, local % patterns);
+            base + table + pattern * 5 + phase
+        } else {
+            spec
+        }
+    }
+
+    /// The SPEC §7 number of the entry stored at `storage` (inverse of [`Self::storage_index`]).
+    pub fn spec_index(&self, storage: u64) -> u64 {
+        assert!(storage < self.total, "entry {storage} of {}", self.total);
+        let base = storage - storage % self.bucket_entries;
+        let rem = storage % self.bucket_entries;
+        let (off, size, patterns, conditioned) = self.part_of(rem);
+        let table = off + (rem - off) / size * size;
+        let local = rem - table;
+        if conditioned {
+            let (pattern, phase) = (local / 5, local % 5);
+            base + table + phase * patterns + pattern
+        } else {
+            storage
+        }
+    }
+
+    /// The classes of entries (one placement, one phase, one fill bucket) in spec order; the
+    /// entries of a class are stored at `start + j·stride` for `j < count`, so walking the
+    /// classes in order and each class by `j` visits every entry in spec (file) order.
+    pub fn classes(&self) -> impl Iterator<Item = Class> + '_ {
+        (0..self.fill.buckets()).flat_map(move |bucket| {
+            self.families.iter().zip(&self.parts).flat_map(
+                move |(&fam, &(off, size, conditioned))| {
+                    let phases = if conditioned { 5 } else { 1 };
+                    (0..fam.tables()).flat_map(move |table| {
+                        (0..phases).map(move |phase| Class {
+                            start: bucket * self.bucket_entries + off + table * size + phase,
+                            stride: phases,
+                            count: fam.patterns(),
+                        })
+                    })
+                },
+            )
+        })
     }
 
     /// Active lookups per state (one per table).
@@ -253,6 +330,15 @@ impl Layout {
         }
         s.join(",")
     }
+}
+
+/// One table of one phase and fill bucket, as stored: entries `start + j·stride`, `j < count`
+/// (pattern `j`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Class {
+    pub start: u64,
+    pub stride: u64,
+    pub count: u64,
 }
 
 impl fmt::Display for Layout {
@@ -293,8 +379,40 @@ mod tests {
         assert!(Layout::parse("phase=all").is_err());
         assert!(Layout::parse("rows,phase=some").is_err());
         let fill = Layout::parse("rows,cols,win23,win32,phase=all,fill=occ5").unwrap();
+        assert_eq!(fill.classes().count(), 5 * (74 * 5));
         assert_eq!(fill.total, 5_000_000_000);
         assert_eq!(fill.active(), 74);
         assert_eq!(fill.spec(), "rows,cols,win23,win32,phase=all,fill=occ5");
+    }
+
+    /// Storage and spec numbering are inverse bijections; the classes visit the entries in
+    /// spec order, each exactly once.
+    #[test]
+    fn storage_order_is_a_permutation_of_spec_order() {
+        for spec in [
+            "win23,phase=all",
+            "win23,win32,phase=cols",
+            "cols,win32,phase=cols,fill=hgt5",
+            "rows,win23,phase=none",
+        ] {
+            let l = Layout::parse(spec).unwrap();
+            let mut seen = vec![false; l.total as usize];
+            let mut next_spec = 0u64;
+            for class in l.classes() {
+                for j in 0..class.count {
+                    let at = class.start + j * class.stride;
+                    assert_eq!(l.spec_index(at), next_spec, "{spec}");
+                    assert_eq!(l.storage_index(next_spec), at, "{spec}");
+                    assert!(!std::mem::replace(&mut seen[at as usize], true), "{spec}");
+                    next_spec += 1;
+                }
+            }
+            assert_eq!(next_spec, l.total, "{spec}");
+        }
+        // a conditioned table keeps the five phases of a pattern side by side
+        let l = Layout::parse("win23,phase=all").unwrap();
+        let size = 5_000_000;
+        let spec = 2 * size + 3 * 1_000_000 + 4_321; // table 2, phase 3, pattern 4,321
+        assert_eq!(l.storage_index(spec), 2 * size + 4_321 * 5 + 3);
     }
 }

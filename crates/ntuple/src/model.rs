@@ -58,16 +58,64 @@ fn sidecar(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn write_f32s(w: &mut impl Write, values: &[AtomicU32]) -> std::io::Result<()> {
+/// Write `values` (one per entry, in storage order) in spec order, the order of the file.
+fn write_f32s(w: &mut impl Write, layout: &Layout, values: &[AtomicU32]) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(1 << 20);
-    for chunk in values.chunks(1 << 18) {
-        buf.clear();
-        for v in chunk {
-            buf.extend_from_slice(&v.load(Relaxed).to_le_bytes());
+    for class in layout.classes() {
+        let (start, stride) = (class.start as usize, class.stride as usize);
+        for j in (0..class.count as usize).step_by(1 << 18) {
+            let n = (class.count as usize - j).min(1 << 18);
+            buf.clear();
+            for k in j..j + n {
+                buf.extend_from_slice(&values[start + k * stride].load(Relaxed).to_le_bytes());
+            }
+            w.write_all(&buf)?;
         }
-        w.write_all(&buf)?;
     }
     Ok(())
+}
+
+/// The body of [`save`]: the whole file into `tmp`, synced; returns its SHA-256.
+fn write_model(
+    tables: &Tables,
+    path: &Path,
+    tmp: &Path,
+    with_coherence: bool,
+) -> Result<String, String> {
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = std::fs::File::create(tmp).map_err(err)?;
+    let mut hw = HashWriter {
+        inner: BufWriter::with_capacity(1 << 22, file),
+        hasher: Sha256::new(),
+    };
+    let acc = tables.coherence.as_ref().filter(|_| with_coherence);
+    let body = |w: &mut dyn Write| -> std::io::Result<()> {
+        let spec = tables.layout.spec();
+        w.write_all(MAGIC)?;
+        w.write_all(&(spec.len() as u32).to_le_bytes())?;
+        w.write_all(spec.as_bytes())?;
+        w.write_all(&tables.layout.total.to_le_bytes())?;
+        w.write_all(&[acc.is_some() as u8])?;
+        let mut w = w;
+        write_f32s(&mut w, &tables.layout, &tables.weights)?;
+        if let Some((e, a)) = acc {
+            write_f32s(&mut w, &tables.layout, e)?;
+            write_f32s(&mut w, &tables.layout, a)?;
+        }
+        Ok(())
+    };
+    if is_zst(path) {
+        let mut enc = zstd::Encoder::new(&mut hw, 3).map_err(err)?;
+        body(&mut enc).map_err(err)?;
+        enc.finish().map_err(err)?;
+    } else {
+        body(&mut hw).map_err(err)?;
+    }
+    hw.flush().map_err(err)?;
+    let hash = hex(&hw.hasher.finalize());
+    let file = hw.inner.into_inner().map_err(|e| err(e.into_error()))?;
+    file.sync_all().map_err(err)?;
+    Ok(hash)
 }
 
 /// Save `tables` (with accumulators if `with_coherence` and present). Returns the SHA-256 of
@@ -85,38 +133,10 @@ pub fn save(tables: &Tables, path: &Path, with_coherence: bool) -> Result<String
             .map(|n| n.to_string_lossy())
             .unwrap_or_default()
     ));
-    let file = std::fs::File::create(&tmp).map_err(err)?;
-    let mut hw = HashWriter {
-        inner: BufWriter::with_capacity(1 << 22, file),
-        hasher: Sha256::new(),
-    };
-    let acc = tables.coherence.as_ref().filter(|_| with_coherence);
-    let body = |w: &mut dyn Write| -> std::io::Result<()> {
-        let spec = tables.layout.spec();
-        w.write_all(MAGIC)?;
-        w.write_all(&(spec.len() as u32).to_le_bytes())?;
-        w.write_all(spec.as_bytes())?;
-        w.write_all(&tables.layout.total.to_le_bytes())?;
-        w.write_all(&[acc.is_some() as u8])?;
-        let mut w = w;
-        write_f32s(&mut w, &tables.weights)?;
-        if let Some((e, a)) = acc {
-            write_f32s(&mut w, e)?;
-            write_f32s(&mut w, a)?;
-        }
-        Ok(())
-    };
-    if is_zst(path) {
-        let mut enc = zstd::Encoder::new(&mut hw, 3).map_err(err)?;
-        body(&mut enc).map_err(err)?;
-        enc.finish().map_err(err)?;
-    } else {
-        body(&mut hw).map_err(err)?;
-    }
-    hw.flush().map_err(err)?;
-    let hash = hex(&hw.hasher.finalize());
-    let file = hw.inner.into_inner().map_err(|e| err(e.into_error()))?;
-    file.sync_all().map_err(err)?;
+    // A failed write (a full disk, say) must not leave gigabytes of temporary file behind.
+    let hash = write_model(tables, path, &tmp, with_coherence).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })?;
     std::fs::rename(&tmp, path).map_err(err)?;
     let name = path
         .file_name()
@@ -190,13 +210,24 @@ fn read_header(r: &mut impl Read) -> Result<Header, String> {
     })
 }
 
-fn read_f32s(r: &mut impl Read, out: &[AtomicU32], what: &str) -> Result<(), String> {
+/// Read one value per entry in spec (file) order into `out`, which is in storage order.
+fn read_f32s(
+    r: &mut impl Read,
+    layout: &Layout,
+    out: &[AtomicU32],
+    what: &str,
+) -> Result<(), String> {
     let mut buf = vec![0u8; 1 << 20];
-    for chunk in out.chunks(1 << 18) {
-        let bytes = &mut buf[..chunk.len() * 4];
-        read_exact(r, bytes, what)?;
-        for (v, b) in chunk.iter().zip(bytes.chunks_exact(4)) {
-            v.store(u32::from_le_bytes([b[0], b[1], b[2], b[3]]), Relaxed);
+    for class in layout.classes() {
+        let (start, stride) = (class.start as usize, class.stride as usize);
+        for j in (0..class.count as usize).step_by(1 << 18) {
+            let n = (class.count as usize - j).min(1 << 18);
+            let bytes = &mut buf[..n * 4];
+            read_exact(r, bytes, what)?;
+            for (k, b) in (j..j + n).zip(bytes.chunks_exact(4)) {
+                out[start + k * stride]
+                    .store(u32::from_le_bytes([b[0], b[1], b[2], b[3]]), Relaxed);
+            }
         }
     }
     Ok(())
@@ -233,12 +264,12 @@ pub fn load(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), String> 
         check_memory(&h.layout, trainable).map_err(ctx)?;
         let zero = || crate::tables::filled(h.entries, 0.0);
         let weights = zero();
-        read_f32s(&mut r, &weights, "weights").map_err(ctx)?;
+        read_f32s(&mut r, &h.layout, &weights, "weights").map_err(ctx)?;
         let coherence = if trainable {
             let (e, a) = (zero(), zero());
             if h.has_coherence {
-                read_f32s(&mut r, &e, "E accumulators").map_err(ctx)?;
-                read_f32s(&mut r, &a, "A accumulators").map_err(ctx)?;
+                read_f32s(&mut r, &h.layout, &e, "E accumulators").map_err(ctx)?;
+                read_f32s(&mut r, &h.layout, &a, "A accumulators").map_err(ctx)?;
             }
             Some((e, a))
         } else {
@@ -369,34 +400,25 @@ pub fn zero_untouched(t: &Tables) -> u64 {
 pub fn class_mean(t: &Tables) -> u64 {
     let init = t.initial_weight().to_bits();
     let mut changed = 0;
-    let l = &t.layout;
-    for bucket in 0..l.fill.buckets() {
-        for (&fam, &(off, size, conditioned)) in l.families.iter().zip(&l.parts) {
-            let phases = if conditioned { 5 } else { 1 };
-            for table in 0..fam.tables() {
-                for phase in 0..phases {
-                    let start =
-                        bucket * l.bucket_entries + off + table * size + phase * fam.patterns();
-                    let class = &t.weights[start as usize..(start + fam.patterns()) as usize];
-                    let (mut sum, mut n) = (0f64, 0u64);
-                    for w in class {
-                        let b = w.load(Relaxed);
-                        if b != init {
-                            sum += f32::from_bits(b) as f64;
-                            n += 1;
-                        }
-                    }
-                    if n == 0 {
-                        continue;
-                    }
-                    let m = ((sum / n as f64) as f32).to_bits();
-                    for w in class {
-                        if w.load(Relaxed) == init {
-                            w.store(m, Relaxed);
-                            changed += 1;
-                        }
-                    }
-                }
+    for class in t.layout.classes() {
+        let entries =
+            || (0..class.count).map(|j| &t.weights[(class.start + j * class.stride) as usize]);
+        let (mut sum, mut n) = (0f64, 0u64);
+        for w in entries() {
+            let b = w.load(Relaxed);
+            if b != init {
+                sum += f32::from_bits(b) as f64;
+                n += 1;
+            }
+        }
+        if n == 0 {
+            continue;
+        }
+        let m = ((sum / n as f64) as f32).to_bits();
+        for w in entries() {
+            if w.load(Relaxed) == init {
+                w.store(m, Relaxed);
+                changed += 1;
             }
         }
     }
@@ -435,10 +457,14 @@ mod tests {
     use super::*;
     use crate::tables::OPTIMISTIC_TOTAL;
 
-    fn tmp(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ntuple-model-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d.join(name)
+    /// A fresh directory removed on drop, and `name` in it.
+    fn tmp(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::Builder::new()
+            .prefix("ntuple-model-")
+            .tempdir()
+            .unwrap();
+        let p = d.path().join(name);
+        (d, p)
     }
 
     fn small() -> Tables {
@@ -466,7 +492,7 @@ mod tests {
     fn round_trip_plain_and_zstd_with_accumulators() {
         let t = small();
         for name in ["m.bin", "m.bin.zst"] {
-            let p = tmp(name);
+            let (_dir, p) = tmp(name);
             let hash = save(&t, &p, true).unwrap();
             let (back, info) = load(&p, true).unwrap();
             assert!(same(&t, &back), "{name}");
@@ -481,10 +507,50 @@ mod tests {
         }
     }
 
+    /// Files keep SPEC §7's phase-major order whatever the memory order: an entry written
+    /// through its storage index sits at its spec number in the file, and a conditioned
+    /// layout round-trips with its accumulators.
+    #[test]
+    fn files_are_in_spec_order() {
+        let t = Tables::new(
+            Layout::parse("win23,phase=all").unwrap(),
+            OPTIMISTIC_TOTAL,
+            true,
+        )
+        .unwrap();
+        let l = &t.layout;
+        // table 2, phase 3, pattern 4,321 — numbered 2·5·10⁶ + 3·10⁶ + 4,321 by the spec
+        let spec = 2 * 5_000_000 + 3 * 1_000_000 + 4_321u64;
+        t.set_weight(l.storage_index(spec), 7.5);
+        t.update(&[l.storage_index(spec + 1)], 2.0, 1.0);
+        let (_dir, p) = tmp("order.bin");
+        save(&t, &p, true).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        let header = 8 + 4 + "win23,phase=all".len() + 8 + 1;
+        let at = |k: u64| {
+            let o = header + 4 * k as usize;
+            f32::from_le_bytes(bytes[o..o + 4].try_into().unwrap())
+        };
+        assert_eq!(at(spec), 7.5);
+        assert_eq!(at(spec + 1), t.weight(l.storage_index(spec + 1)));
+        assert_ne!(at(spec + 1), t.initial_weight());
+        assert_eq!(at(spec + 2), t.initial_weight());
+        // the E accumulator block follows the weights, also in spec order
+        let e = |k: u64| at(l.total + k);
+        assert_eq!(e(spec + 1), 2.0 - (t.initial_weight()));
+        let (back, _) = load(&p, true).unwrap();
+        assert!(same(&t, &back));
+        let (e1, a1) = t.coherence.as_ref().unwrap();
+        let (e2, a2) = back.coherence.as_ref().unwrap();
+        for (x, y) in e1.iter().zip(e2).chain(a1.iter().zip(a2)) {
+            assert_eq!(x.load(Relaxed), y.load(Relaxed));
+        }
+    }
+
     #[test]
     fn corruption_and_truncation_are_reported() {
         let t = small();
-        let p = tmp("c.bin");
+        let (_dir, p) = tmp("c.bin");
         save(&t, &p, false).unwrap();
         let mut bytes = std::fs::read(&p).unwrap();
         // flip one weight bit: the hash catches it
@@ -520,6 +586,24 @@ mod tests {
         assert_eq!(zero_untouched(&t), t.layout.total - 4);
         assert_eq!(t.weight(1), 0.0);
         assert!(t.weight(5) != 0.0);
+        // with phases, a class is one phase of one table (strided in memory)
+        let c = Tables::new(
+            Layout::parse("win32,phase=all").unwrap(),
+            OPTIMISTIC_TOTAL,
+            false,
+        )
+        .unwrap();
+        let l = &c.layout;
+        let phase1 = 1_000_000u64; // table 0, phase 1, pattern 0 (spec numbering)
+        c.set_weight(l.storage_index(phase1 + 10), 1.0);
+        c.set_weight(l.storage_index(phase1 + 20), 2.0);
+        assert_eq!(class_mean(&c), 1_000_000 - 2);
+        assert_eq!(c.weight(l.storage_index(phase1 + 999_999)), 1.5);
+        assert_eq!(c.weight(l.storage_index(phase1 - 1)), c.initial_weight());
+        assert_eq!(
+            c.weight(l.storage_index(phase1 + 1_000_000)),
+            c.initial_weight()
+        );
         let p = promote(&t, crate::layout::Fill::Hgt5, false).unwrap();
         assert_eq!(p.layout.total, 5 * t.layout.total);
         assert_eq!(p.weight(3 * t.layout.total + 5), t.weight(5));
