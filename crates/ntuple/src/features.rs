@@ -92,11 +92,12 @@ pub const PATTERN_BUFFER: usize = MAX_ACTIVE + 8 + 8 + 38 + 38;
 /// 100·cell(t) + 10·cell(t+1) + cell(t+2)), folding them straight into the row numbers
 /// (Σ_c cell(r, c)·10^c), the win23 placements (left 3-window + 1000 × right) and the win32
 /// placements (three 2-windows in base 100) while the previous columns are still in
-/// registers. Results go to `pat` at `at` = [rows, win23, win32] in whole 8-lane stores,
+/// registers. Each block is multiplied by its storage stride `mul` (see [`Layout`]) and goes
+/// to `pat` at `at` = [rows, win23, win32] in whole 8-lane stores,
 /// after the pass and in ascending position: a block's unused lanes land on the next block,
 /// on a family written later (cols, win24, win42), or on slack.
 #[inline(always)]
-fn common_portable(w: &[u32; 7], pat: &mut [u32; PATTERN_BUFFER], at: [usize; 3]) {
+fn common_portable(w: &[u32; 7], pat: &mut [u32; PATTERN_BUFFER], at: [usize; 3], mul: [u32; 3]) {
     let (mut rows, mut two1, mut two2, mut three1) = ([0u32; 8], [0u32; 8], [0u32; 8], [0u32; 8]);
     let mut win23 = [[0u32; 8]; 6];
     let mut win32 = [[0u32; 8]; 5];
@@ -115,12 +116,13 @@ fn common_portable(w: &[u32; 7], pat: &mut [u32; PATTERN_BUFFER], at: [usize; 3]
         }
         (two2, two1, three1) = (two1, two, three);
     }
-    pat[at[0]..][..8].copy_from_slice(&rows);
+    let zero = [0; 8];
+    pat[at[0]..][..8].copy_from_slice(&madd(&zero, mul[0], &rows));
     for (c, p) in win23.iter().enumerate() {
-        pat[at[1] + 5 * c..][..8].copy_from_slice(p);
+        pat[at[1] + 5 * c..][..8].copy_from_slice(&madd(&zero, mul[1], p));
     }
     for (c, p) in win32.iter().enumerate() {
-        pat[at[2] + 6 * c..][..8].copy_from_slice(p);
+        pat[at[2] + 6 * c..][..8].copy_from_slice(&madd(&zero, mul[2], p));
     }
 }
 
@@ -138,7 +140,12 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
-    pub(super) fn common(w: &[u32; 7], pat: &mut [u32; PATTERN_BUFFER], at: [usize; 3]) {
+    pub(super) fn common(
+        w: &[u32; 7],
+        pat: &mut [u32; PATTERN_BUFFER],
+        at: [usize; 3],
+        mul: [u32; 3],
+    ) {
         let shift = [
             _mm256_setr_epi32(24, 20, 16, 12, 8, 4, 0, 28),
             _mm256_setr_epi32(20, 16, 12, 8, 4, 0, 28, 28),
@@ -170,12 +177,13 @@ mod avx2 {
             }
             (two2, two1, three1) = (two1, two, three);
         }
-        pat[at[0]..][..8].copy_from_slice(&lanes(rows));
+        let [m0, m1, m2] = mul.map(|m| k(m as i32));
+        pat[at[0]..][..8].copy_from_slice(&lanes(_mm256_mullo_epi32(rows, m0)));
         for (c, &p) in win23.iter().enumerate() {
-            pat[at[1] + 5 * c..][..8].copy_from_slice(&lanes(p));
+            pat[at[1] + 5 * c..][..8].copy_from_slice(&lanes(_mm256_mullo_epi32(p, m1)));
         }
         for (c, &p) in win32.iter().enumerate() {
-            pat[at[2] + 6 * c..][..8].copy_from_slice(&lanes(p));
+            pat[at[2] + 6 * c..][..8].copy_from_slice(&lanes(_mm256_mullo_epi32(p, m2)));
         }
     }
 }
@@ -195,7 +203,8 @@ fn madd(a: &Lanes, k: u32, b: &Lanes) -> Lanes {
 pub struct Active {
     pub idx: [u64; MAX_ACTIVE],
     pub len: usize,
-    /// Work space of the extraction (pattern numbers before offsets), kept here so a reused
+    /// Work space of the extraction (pattern numbers × storage stride, before offsets), kept
+    /// here so a reused
     /// `Active` needs no fresh zeroed buffer per board.
     pat: [u32; PATTERN_BUFFER],
 }
@@ -261,8 +270,8 @@ pub fn active_into(layout: &Layout, board: &Board, moves_remaining: u8, out: &mu
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn active_avx2(layout: &Layout, board: &Board, moves_remaining: u8, out: &mut Active) {
-    active_impl(layout, board, moves_remaining, out, |w, pat, at| {
-        avx2::common(w, pat, at)
+    active_impl(layout, board, moves_remaining, out, |w, pat, at, mul| {
+        avx2::common(w, pat, at, mul)
     })
 }
 
@@ -273,19 +282,19 @@ fn active_impl(
     board: &Board,
     moves_remaining: u8,
     out: &mut Active,
-    common: impl Fn(&[u32; 7], &mut [u32; PATTERN_BUFFER], [usize; 3]),
+    common: impl Fn(&[u32; 7], &mut [u32; PATTERN_BUFFER], [usize; 3], [u32; 3]),
 ) {
     let (b, _) = board.canonical();
     let w = &b.cols;
     let pat = &mut out.pat;
-    common(w, pat, layout.common_at);
+    common(w, pat, layout.common_at, layout.common_stride);
     let mut n = 0;
     for &fam in &layout.families {
         match fam {
             Family::Rows | Family::Win23 | Family::Win32 => n += fam.tables() as usize,
             Family::Cols => {
                 for (c, &wc) in w.iter().enumerate() {
-                    pat[n + c] = dec7(wc);
+                    pat[n + c] = dec7(wc) * layout.cols_stride;
                 }
                 n += 7;
             }
@@ -315,15 +324,8 @@ fn active_impl(
     }
     let fill = layout.fill.bucket(&b) * layout.bucket_entries;
     let place = &layout.place[phase_index(moves_remaining) as usize][..n];
-    let stride = &layout.stride[..n];
-    for (((i, &p), &s), &q) in out.idx[..n]
-        .iter_mut()
-        .zip(place)
-        .zip(stride)
-        .zip(&out.pat[..n])
-    {
-        // q·s < 5·10⁸ fits in u32: one 32-bit multiply per lane instead of a 64-bit one
-        *i = p + fill + (q * s) as u64;
+    for ((i, &p), &q) in out.idx[..n].iter_mut().zip(place).zip(&out.pat[..n]) {
+        *i = p + fill + q as u64;
     }
     out.len = n;
 }
@@ -531,10 +533,10 @@ mod tests {
                 #[allow(unsafe_code)]
                 // SAFETY: AVX2 was detected just above.
                 unsafe {
-                    avx2::common(w, &mut fast, at)
+                    avx2::common(w, &mut fast, at, [5, 1, 5])
                 };
                 let mut slow = [0u32; PATTERN_BUFFER];
-                common_portable(w, &mut slow, at);
+                common_portable(w, &mut slow, at, [5, 1, 5]);
                 assert_eq!(fast[..84], slow[..84]);
             }
         }
@@ -561,9 +563,7 @@ mod tests {
                     let mut k = 0;
                     for &f in &l.families {
                         let n = f.tables() as usize;
-                        let p: Vec<u64> = (k..k + n)
-                            .map(|i| (a.idx[i] - l.place[0][i]) / l.stride[i] as u64)
-                            .collect();
+                        let p: Vec<u64> = (k..k + n).map(|i| a.idx[i] - l.place[0][i]).collect();
                         by_family.push((f, p));
                         k += n;
                     }

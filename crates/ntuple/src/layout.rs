@@ -129,9 +129,11 @@ pub struct Layout {
     /// table size + the phase where the family is conditioned — every part of a storage
     /// index but the fill bucket and the pattern term, so extraction ends in one loop.
     pub(crate) place: [Vec<u64>; 5],
-    /// Per active entry: the storage stride of one pattern, 5 in a conditioned family (five
-    /// phases side by side), else 1.
-    pub(crate) stride: Vec<u32>,
+    /// Storage stride of one pattern (5 in a conditioned family: five phases side by side;
+    /// else 1) for rows, win23, win32 and cols: extraction multiplies pattern numbers by it
+    /// while they are still in vector registers.
+    pub(crate) common_stride: [u32; 3],
+    pub(crate) cols_stride: u32,
     /// Where extraction writes the rows, win23 and win32 pattern blocks in its buffer: their
     /// place in feature order, or scratch room past the active entries when the layout lacks
     /// the family (the three are always computed together).
@@ -197,7 +199,8 @@ impl Layout {
     fn build(families: Vec<Family>, phase: Phase, fill: Fill) -> Self {
         let mut parts = Vec::new();
         let mut place: [Vec<u64>; 5] = Default::default();
-        let mut stride = Vec::new();
+        let mut common_stride = [1; 3];
+        let mut cols_stride = 1;
         let mut off = 0u64;
         for &f in &families {
             let conditioned = match phase {
@@ -215,7 +218,13 @@ impl Layout {
                 place.extend((0..f.tables()).map(|p| off + p * size + shift));
             }
             let s = if conditioned { 5 } else { 1 };
-            stride.extend((0..f.tables()).map(|_| s));
+            match f {
+                Family::Rows => common_stride[0] = s,
+                Family::Win23 => common_stride[1] = s,
+                Family::Win32 => common_stride[2] = s,
+                Family::Cols => cols_stride = s,
+                Family::Win24 | Family::Win42 => {}
+            }
             off += f.tables() * size;
         }
         let mut common_at = [
@@ -241,7 +250,8 @@ impl Layout {
             bucket_entries: off,
             parts,
             place,
-            stride,
+            common_stride,
+            cols_stride,
             total: off * fill.buckets(),
         }
     }
