@@ -134,6 +134,11 @@ pub struct Layout {
     /// while they are still in vector registers.
     pub(crate) common_stride: [u32; 3],
     pub(crate) cols_stride: u32,
+    /// The active entries eight at a time for the byte-shuffle extraction
+    /// ([`crate::features::vbmi`]).
+    pub(crate) groups: Vec<crate::features::vbmi::Group>,
+    /// Active entries per state (see [`Layout::active`]).
+    active: usize,
     /// Where extraction writes the rows, win23 and win32 pattern blocks in its buffer: their
     /// place in feature order, or scratch room past the active entries when the layout lacks
     /// the family (the three are always computed together).
@@ -242,7 +247,9 @@ impl Layout {
             }
             at += f.tables() as usize;
         }
-        Self {
+        let mut layout = Self {
+            groups: Vec::new(),
+            active: families.iter().map(|f| f.tables() as usize).sum(),
             families,
             phase,
             fill,
@@ -253,7 +260,9 @@ impl Layout {
             common_stride,
             cols_stride,
             total: off * fill.buckets(),
-        }
+        };
+        layout.groups = crate::features::vbmi::groups(&layout);
+        layout
     }
 
     /// The family part holding bucket-relative entry `rem`: (offset, entries per table,
@@ -319,8 +328,9 @@ impl Layout {
     }
 
     /// Active lookups per state (one per table).
+    #[inline]
     pub fn active(&self) -> usize {
-        self.families.iter().map(|f| f.tables() as usize).sum()
+        self.active
     }
 
     /// Canonical spec string (families in layout order, then always a phase item), as stored

@@ -12,8 +12,14 @@ use drop7::board::Board;
 
 use crate::layout::{Family, Layout};
 
+pub(crate) mod vbmi;
+
 /// Most active entries any layout has (the "wide" layout: 7+7+30+30+24+24).
 pub const MAX_ACTIVE: usize = 122;
+
+/// Room for indices in [`Active`]: [`MAX_ACTIVE`] rounded up to whole groups of eight, so the
+/// vector extraction always stores full 8-lane groups.
+pub const INDEX_CAPACITY: usize = MAX_ACTIVE.next_multiple_of(8);
 
 /// `DEC8[x]`: the two nibbles of `x` read as decimal digits, low nibble least significant
 /// (cell codes are 0–9, so every nibble is a digit). 256 bytes.
@@ -201,7 +207,7 @@ fn madd(a: &Lanes, k: u32, b: &Lanes) -> Lanes {
 /// The active entry indices of one state, in feature order.
 #[derive(Clone, Copy)]
 pub struct Active {
-    pub idx: [u64; MAX_ACTIVE],
+    pub idx: [u64; INDEX_CAPACITY],
     pub len: usize,
     /// Work space of the extraction (pattern numbers × storage stride, before offsets), kept
     /// here so a reused
@@ -212,7 +218,7 @@ pub struct Active {
 impl Active {
     /// No entries (storage to fill with [`active_into`]).
     pub const EMPTY: Active = Active {
-        idx: [0; MAX_ACTIVE],
+        idx: [0; INDEX_CAPACITY],
         len: 0,
         pat: [0; PATTERN_BUFFER],
     };
@@ -255,6 +261,15 @@ pub fn active(layout: &Layout, board: &Board, moves_remaining: u8) -> Active {
 #[inline]
 pub fn active_into(layout: &Layout, board: &Board, moves_remaining: u8, out: &mut Active) {
     #[cfg(target_arch = "x86_64")]
+    if vbmi_available() {
+        #[allow(unsafe_code)]
+        // SAFETY: the kernel only requires AVX-512 F, BW and VBMI, which `vbmi_available`
+        // just found on this CPU; it has no other precondition.
+        unsafe {
+            return vbmi::kernel::active(layout, board, moves_remaining, out);
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         #[allow(unsafe_code)]
         // SAFETY: `active_avx2` only requires the AVX2 instructions, which the CPU was just
@@ -264,6 +279,17 @@ pub fn active_into(layout: &Layout, board: &Board, moves_remaining: u8, out: &mu
         }
     }
     active_impl(layout, board, moves_remaining, out, common_portable)
+}
+
+/// Whether the CPU runs the byte-shuffle extraction ([`vbmi`]); `NTUPLE_NO_VBMI=1` in the
+/// environment turns it off (to measure or test the AVX2 path on such a CPU).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub fn vbmi_available() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    std::arch::is_x86_feature_detected!("avx512vbmi")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && !*OFF.get_or_init(|| std::env::var_os("NTUPLE_NO_VBMI").is_some_and(|v| v == "1"))
 }
 
 /// [`active_into`] compiled for AVX2 (the compiler also vectorises the final index loop).
@@ -505,39 +531,53 @@ mod tests {
         }
     }
 
-    /// The portable build and the AVX2 build of the extraction give the same indices for
-    /// every layout family (the other tests run whichever this CPU selects).
+    /// Every extraction path gives the same indices — the portable build, the AVX2 build,
+    /// the AVX-512 VBMI kernel where the CPU has it, and (on any CPU) a scalar interpreter of
+    /// the kernel's shuffle recipe — for layouts covering every family, stride and fill, on
+    /// boards of real games and their mirrors. The other tests run whichever path this CPU
+    /// selects.
     #[test]
-    fn portable_and_dispatched_extraction_agree() {
-        let spec = "rows,cols,win23,win32,win24,win42,phase=all,fill=occ5";
-        let l = Layout::parse(spec).unwrap();
-        for (s, _) in drop7::runner::sample_states(0x4242_0000, 2_000) {
-            let mut portable = Active::EMPTY;
-            active_impl(
-                &l,
-                &s.board,
-                s.moves_remaining,
-                &mut portable,
-                common_portable,
-            );
-            let mut dispatched = Active::EMPTY;
-            active_into(&l, &s.board, s.moves_remaining, &mut dispatched);
-            assert_eq!(portable.as_slice(), dispatched.as_slice(), "{}", s.board);
-        }
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            for (s, _) in drop7::runner::sample_states(0x4343_0000, 500) {
-                let w = &s.board.cols;
-                let at = [0, 8, 8 + 38];
-                let mut fast = [0u32; PATTERN_BUFFER];
-                #[allow(unsafe_code)]
-                // SAFETY: AVX2 was detected just above.
-                unsafe {
-                    avx2::common(w, &mut fast, at, [5, 1, 5])
-                };
-                let mut slow = [0u32; PATTERN_BUFFER];
-                common_portable(w, &mut slow, at, [5, 1, 5]);
-                assert_eq!(fast[..84], slow[..84]);
+    fn every_extraction_path_agrees() {
+        let specs = [
+            "rows,cols,win23,win32,win24,win42,phase=all,fill=occ5",
+            "rows,cols,win23,win32,phase=all",
+            "cols,win32,win42,phase=cols,fill=hgt5",
+            "rows,win23,win24,phase=none",
+        ];
+        let states = drop7::runner::sample_states(0x4242_0000, 1_000);
+        for spec in specs {
+            let l = Layout::parse(spec).unwrap();
+            for (s, _) in &states {
+                for b in [s.board, s.board.mirrored()] {
+                    let mr = s.moves_remaining;
+                    let mut portable = Active::EMPTY;
+                    active_impl(&l, &b, mr, &mut portable, common_portable);
+                    let want = portable.as_slice();
+                    assert_eq!(vbmi::interpret(&l, &b, mr), want, "recipe, {spec}, {b}");
+                    let mut dispatched = Active::EMPTY;
+                    active_into(&l, &b, mr, &mut dispatched);
+                    assert_eq!(dispatched.as_slice(), want, "dispatched, {spec}, {b}");
+                    #[cfg(target_arch = "x86_64")]
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        let mut a = Active::EMPTY;
+                        #[allow(unsafe_code)]
+                        // SAFETY: AVX2 was detected just above.
+                        unsafe {
+                            active_avx2(&l, &b, mr, &mut a)
+                        };
+                        assert_eq!(a.as_slice(), want, "avx2, {spec}, {b}");
+                    }
+                    #[cfg(target_arch = "x86_64")]
+                    if vbmi_available() {
+                        let mut a = Active::EMPTY;
+                        #[allow(unsafe_code)]
+                        // SAFETY: AVX-512 F/BW/VBMI were detected just above.
+                        unsafe {
+                            vbmi::kernel::active(&l, &b, mr, &mut a)
+                        };
+                        assert_eq!(a.as_slice(), want, "vbmi, {spec}, {b}");
+                    }
+                }
             }
         }
     }
