@@ -1,12 +1,19 @@
 //! Feature extraction: the active table entries of a state, straight from the packed column
-//! words, with no cell unpacked one by one. For each column one pass computes its cells by
-//! row and its 2- and 3-cell vertical windows for every window top at once (8 lanes, one per
-//! row; AVX2 where the CPU has it), and folds them into the row patterns and the win23/win32
-//! placements (a win32 placement is three 2-cell column windows side by side, so each window
-//! is computed once and shared). Columns and the rare win24/win42 families use small decimal
-//! lookup tables. Indices are then precomputed placement offset + pattern × stride (storage
-//! order, see [`crate::layout`]; 25–27 ns per board for arm C here; `cargo bench -p ntuple
-//! --bench features`).
+//! words, with no cell unpacked one by one. Three builds give the same indices, picked at run
+//! time:
+//!
+//! - `vbmi` (AVX-512 VBMI): every pattern is a base-10 number of at most eight cells, so
+//!   eight indices come from one byte permutation of the unpacked cells and three
+//!   multiply-adds (18 ns per board for arm C here);
+//! - AVX2: for each column one pass computes its cells by row and its 2- and 3-cell vertical
+//!   windows for every window top at once (8 lanes, one per row), and folds them into the row
+//!   patterns and the win23/win32 placements (a win32 placement is three 2-cell column
+//!   windows side by side, so each window is computed once and shared); columns and the rare
+//!   win24/win42 families use small decimal lookup tables (29 ns);
+//! - portable: the AVX2 build's code without the intrinsics, for other CPUs.
+//!
+//! Indices are in storage order (see [`crate::layout`]): placement offset + pattern × stride.
+//! Measured with `cargo bench -p ntuple --bench features`.
 
 use drop7::board::Board;
 
@@ -90,7 +97,7 @@ fn rows_below(w: u32, k: usize) -> Lanes {
 
 /// Length of the pattern buffer: every active entry, 8 lanes of slack for a whole-register
 /// store past a family's end, and scratch room for the rows/win23/win32 blocks of layouts
-/// that lack them (they are always computed; see [`Layout::common_at`]).
+/// that lack them (they are always computed; see `Layout::common_at`).
 pub const PATTERN_BUFFER: usize = MAX_ACTIVE + 8 + 8 + 38 + 38;
 
 /// One pass over the columns computing each column's cells by row (`d[r]` = cell(r, c)) and
@@ -281,7 +288,7 @@ pub fn active_into(layout: &Layout, board: &Board, moves_remaining: u8, out: &mu
     active_impl(layout, board, moves_remaining, out, common_portable)
 }
 
-/// Whether the CPU runs the byte-shuffle extraction ([`vbmi`]); `NTUPLE_NO_VBMI=1` in the
+/// Whether the CPU runs the byte-shuffle extraction (module `vbmi`); `NTUPLE_NO_VBMI=1` in the
 /// environment turns it off (to measure or test the AVX2 path on such a CPU).
 #[cfg(target_arch = "x86_64")]
 #[inline]

@@ -68,7 +68,7 @@ pub(crate) fn digits(fam: Family, p: usize) -> Digits {
 /// lanes 4–7 those of the odd ones, nibble j (row 6 − j) at byte j of its lane.
 fn cell_byte(r: usize, c: usize) -> u8 {
     let j = 6 - r;
-    let lane = if c % 2 == 0 { c / 2 } else { 4 + c / 2 };
+    let lane = if c.is_multiple_of(2) { c / 2 } else { 4 + c / 2 };
     (8 * lane + j) as u8
 }
 
@@ -108,7 +108,7 @@ pub(crate) fn groups(layout: &Layout) -> Vec<Group> {
                         group.perm[0][8 * lane + k] = cell_byte(r, c);
                         group.perm[1][8 * lane + k] = cell_byte(r, 6 - c);
                     }
-                    group.weights[8 * lane + k] = if k % 2 == 0 { *s } else { 10 * s };
+                    group.weights[8 * lane + k] = if k.is_multiple_of(2) { *s } else { 10 * s };
                 }
                 for (phase, place) in group.place.iter_mut().enumerate() {
                     place[lane] = layout.place[phase][8 * g + lane];
