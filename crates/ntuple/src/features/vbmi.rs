@@ -68,7 +68,11 @@ pub(crate) fn digits(fam: Family, p: usize) -> Digits {
 /// lanes 4–7 those of the odd ones, nibble j (row 6 − j) at byte j of its lane.
 fn cell_byte(r: usize, c: usize) -> u8 {
     let j = 6 - r;
-    let lane = if c.is_multiple_of(2) { c / 2 } else { 4 + c / 2 };
+    let lane = if c.is_multiple_of(2) {
+        c / 2
+    } else {
+        4 + c / 2
+    };
     (8 * lane + j) as u8
 }
 
