@@ -467,13 +467,13 @@ mod tests {
         (d, p)
     }
 
+    /// Fresh optimistic tables of layout `spec`.
+    fn fresh(spec: &str, trainable: bool) -> Tables {
+        Tables::new(Layout::parse(spec).unwrap(), OPTIMISTIC_TOTAL, trainable).unwrap()
+    }
+
     fn small() -> Tables {
-        let t = Tables::new(
-            Layout::parse("win23,phase=none").unwrap(),
-            OPTIMISTIC_TOTAL,
-            true,
-        )
-        .unwrap();
+        let t = fresh("win23,phase=none", true);
         for i in [0u64, 5, 123_456, 29_999_999] {
             t.update(&[i], 3.0, 1.0);
         }
@@ -512,12 +512,7 @@ mod tests {
     /// layout round-trips with its accumulators.
     #[test]
     fn files_are_in_spec_order() {
-        let t = Tables::new(
-            Layout::parse("win23,phase=all").unwrap(),
-            OPTIMISTIC_TOTAL,
-            true,
-        )
-        .unwrap();
+        let t = fresh("win23,phase=all", true);
         let l = &t.layout;
         // table 2, phase 3, pattern 4,321 — numbered 2·5·10⁶ + 3·10⁶ + 4,321 by the spec
         let spec = 2 * 5_000_000 + 3 * 1_000_000 + 4_321u64;
@@ -587,12 +582,7 @@ mod tests {
         assert_eq!(t.weight(1), 0.0);
         assert!(t.weight(5) != 0.0);
         // with phases, a class is one phase of one table (strided in memory)
-        let c = Tables::new(
-            Layout::parse("win32,phase=all").unwrap(),
-            OPTIMISTIC_TOTAL,
-            false,
-        )
-        .unwrap();
+        let c = fresh("win32,phase=all", false);
         let l = &c.layout;
         let phase1 = 1_000_000u64; // table 0, phase 1, pattern 0 (spec numbering)
         c.set_weight(l.storage_index(phase1 + 10), 1.0);

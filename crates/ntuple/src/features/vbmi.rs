@@ -25,36 +25,25 @@ pub(crate) fn digits(fam: Family, p: usize) -> Digits {
         Family::Rows => (0..7).for_each(|c| d[c] = Some((p, c))),
         // Σ_r cell(r, c)·10^(6−r)
         Family::Cols => (0..7).for_each(|k| d[k] = Some((6 - k, p))),
-        // L + 1000·R, L = 100·cell(top, c) + 10·cell(top+1, c) + cell(top+2, c)
-        Family::Win23 => {
-            let (c, top) = (p / 5, p % 5);
+        // 2 wide × h tall (win23: L + 1000·R, L = 100·cell(top, c) + 10·cell(top+1, c) +
+        // cell(top+2, c); win24: left4 + 10⁴·right4): each column's cells with the lowest
+        // row least significant, the left column first
+        Family::Win23 | Family::Win24 => {
+            let h = if fam == Family::Win23 { 3 } else { 4 };
+            let tops = 8 - h;
+            let (c, top) = (p / tops, p % tops);
             for (side, col) in [c, c + 1].into_iter().enumerate() {
-                for k in 0..3 {
-                    d[3 * side + k] = Some((top + 2 - k, col));
+                for k in 0..h {
+                    d[h * side + k] = Some((top + h - 1 - k, col));
                 }
             }
         }
-        // a + 100·b + 10⁴·d, a = 10·cell(top, c) + cell(top+1, c)
-        Family::Win32 => {
+        // w wide × 2 tall (win32: a + 100·b + 10⁴·d; win42: Σ_j 100^j·…), each column's
+        // pair 10·cell(top, c+j) + cell(top+1, c+j)
+        Family::Win32 | Family::Win42 => {
+            let w = if fam == Family::Win32 { 3 } else { 4 };
             let (c, top) = (p / 6, p % 6);
-            for j in 0..3 {
-                d[2 * j] = Some((top + 1, c + j));
-                d[2 * j + 1] = Some((top, c + j));
-            }
-        }
-        // left4 + 10⁴·right4, each with the lowest row least significant
-        Family::Win24 => {
-            let (c, top) = (p / 4, p % 4);
-            for (side, col) in [c, c + 1].into_iter().enumerate() {
-                for k in 0..4 {
-                    d[4 * side + k] = Some((top + 3 - k, col));
-                }
-            }
-        }
-        // Σ_j 100^j·(10·cell(top, c+j) + cell(top+1, c+j))
-        Family::Win42 => {
-            let (c, top) = (p / 6, p % 6);
-            for j in 0..4 {
+            for j in 0..w {
                 d[2 * j] = Some((top + 1, c + j));
                 d[2 * j + 1] = Some((top, c + j));
             }
