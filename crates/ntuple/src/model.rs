@@ -433,16 +433,14 @@ pub fn promote(t: &Tables, fill: crate::layout::Fill, trainable: bool) -> Result
     }
     let layout = t.layout.with_fill(fill);
     check_memory(&layout, trainable)?;
-    let n = t.layout.total;
-    let weights = (0..layout.total)
-        .map(|i| AtomicU32::new(t.weights[(i % n) as usize].load(Relaxed)))
-        .collect();
+    let n = t.layout.total as usize;
+    // the same huge-page backed storage as fresh or loaded tables
+    let weights = crate::tables::filled(layout.total, 0.0);
+    for (i, w) in weights.iter().enumerate() {
+        w.store(t.weights[i % n].load(Relaxed), Relaxed);
+    }
     let coherence = trainable.then(|| {
-        let z = || {
-            (0..layout.total)
-                .map(|_| AtomicU32::new(0))
-                .collect::<Vec<_>>()
-        };
+        let z = || crate::tables::filled(layout.total, 0.0);
         (z(), z())
     });
     Ok(Tables {
