@@ -15,6 +15,9 @@
 
 use std::fmt;
 
+/// Rise-clock phases of a conditioned table (moves until the rise 1..5).
+pub const PHASES: u64 = 5;
+
 /// A pattern family, in the fixed layout order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Family {
@@ -128,7 +131,7 @@ pub struct Layout {
     /// Per phase (0..5), per active entry in feature order: family offset + placement ×
     /// table size + the phase where the family is conditioned — every part of a storage
     /// index but the fill bucket and the pattern term, so extraction ends in one loop.
-    pub(crate) place: [Vec<u64>; 5],
+    pub(crate) place: [Vec<u64>; PHASES as usize],
     /// Storage stride of one pattern (5 in a conditioned family: five phases side by side;
     /// else 1) for rows, win23, win32 and cols: extraction multiplies pattern numbers by it
     /// while they are still in vector registers.
@@ -203,7 +206,7 @@ impl Layout {
 
     fn build(families: Vec<Family>, phase: Phase, fill: Fill) -> Self {
         let mut parts = Vec::new();
-        let mut place: [Vec<u64>; 5] = Default::default();
+        let mut place: [Vec<u64>; PHASES as usize] = Default::default();
         let mut common_stride = [1; 3];
         let mut cols_stride = 1;
         let mut off = 0u64;
@@ -216,13 +219,13 @@ impl Layout {
                     Family::Rows | Family::Cols | Family::Win23 | Family::Win32
                 ),
             };
-            let size = f.patterns() * if conditioned { 5 } else { 1 };
+            let size = f.patterns() * if conditioned { PHASES } else { 1 };
             parts.push((off, size, conditioned));
             for (phase, place) in place.iter_mut().enumerate() {
                 let shift = if conditioned { phase as u64 } else { 0 };
                 place.extend((0..f.tables()).map(|p| off + p * size + shift));
             }
-            let s = if conditioned { 5 } else { 1 };
+            let s = if conditioned { PHASES as u32 } else { 1 };
             match f {
                 Family::Rows => common_stride[0] = s,
                 Family::Win23 => common_stride[1] = s,
@@ -273,37 +276,30 @@ impl Layout {
         (off, size, self.families[k].patterns(), conditioned)
     }
 
+    /// Split entry `i` (either numbering: they agree on everything but the position inside
+    /// a conditioned table) into the start of its table, its offset there, the table's
+    /// patterns, and whether it is conditioned.
+    fn locate(&self, i: u64) -> (u64, u64, u64, bool) {
+        assert!(i < self.total, "entry {i} of {}", self.total);
+        let rem = i % self.bucket_entries;
+        let (off, size, patterns, conditioned) = self.part_of(rem);
+        let table = i - rem + off + (rem - off) / size * size;
+        (table, i - table, patterns, conditioned)
+    }
+
     /// Where the entry numbered `spec` by SPEC §7 (and by model files) is stored in memory.
     pub fn storage_index(&self, spec: u64) -> u64 {
-        assert!(spec < self.total, "entry {spec} of {}", self.total);
-        let (base, rem) = (
-            spec - spec % self.bucket_entries,
-            spec % self.bucket_entries,
-        );
-        let (off, size, patterns, conditioned) = self.part_of(rem);
-        let table = off + (rem - off) / size * size;
-        let local = rem - table;
-        if conditioned {
-            let (phase, pattern) = (local / patterns, local % patterns);
-            base + table + pattern * 5 + phase
-        } else {
-            spec
+        match self.locate(spec) {
+            (table, local, patterns, true) => table + local % patterns * PHASES + local / patterns,
+            _ => spec,
         }
     }
 
     /// The SPEC §7 number of the entry stored at `storage` (inverse of [`Self::storage_index`]).
     pub fn spec_index(&self, storage: u64) -> u64 {
-        assert!(storage < self.total, "entry {storage} of {}", self.total);
-        let base = storage - storage % self.bucket_entries;
-        let rem = storage % self.bucket_entries;
-        let (off, size, patterns, conditioned) = self.part_of(rem);
-        let table = off + (rem - off) / size * size;
-        let local = rem - table;
-        if conditioned {
-            let (pattern, phase) = (local / 5, local % 5);
-            base + table + phase * patterns + pattern
-        } else {
-            storage
+        match self.locate(storage) {
+            (table, local, patterns, true) => table + local % PHASES * patterns + local / PHASES,
+            _ => storage,
         }
     }
 
@@ -314,7 +310,7 @@ impl Layout {
         (0..self.fill.buckets()).flat_map(move |bucket| {
             self.families.iter().zip(&self.parts).flat_map(
                 move |(&fam, &(off, size, conditioned))| {
-                    let phases = if conditioned { 5 } else { 1 };
+                    let phases = if conditioned { PHASES } else { 1 };
                     (0..fam.tables()).flat_map(move |table| {
                         (0..phases).map(move |phase| Class {
                             start: bucket * self.bucket_entries + off + table * size + phase,

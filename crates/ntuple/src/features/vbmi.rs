@@ -83,7 +83,11 @@ pub(crate) struct Group {
 pub(crate) fn groups(layout: &Layout) -> Vec<Group> {
     let mut recipes = Vec::new();
     for (&fam, &(_, _, conditioned)) in layout.families.iter().zip(&layout.parts) {
-        let s: i8 = if conditioned { 5 } else { 1 };
+        let s = if conditioned {
+            crate::layout::PHASES as i8
+        } else {
+            1
+        };
         recipes.extend((0..fam.tables() as usize).map(|p| (digits(fam, p), s)));
     }
     recipes
