@@ -18,7 +18,7 @@ use evidence::Sprt;
 ///   arbiter --engine name=actuary cmd=target/release/actuary \
 ///           --engine name=glaurung cmd=/usr/games/glaurung \
 ///           --engine name=sf1 cmd=/usr/games/stockfish option.Skill\ Level=1 \
-///           --book ../shared/chess/books/2moves_v1.epd --tc 10+0.1 --games 100 \
+///           --book data/chess/books/2moves_v1.epd --tc 10+0.1 --games 100 \
 ///           --concurrency 2 --pgn gauntlet.pgn --report gauntlet.json
 #[derive(Parser)]
 #[command(name = "arbiter", version, verbatim_doc_comment)]

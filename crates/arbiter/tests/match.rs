@@ -23,7 +23,7 @@ fn tmp(name: &str) -> tempfile::TempDir {
 
 fn book() -> String {
     format!(
-        "{}/../../../shared/chess/books/2moves_v1.epd",
+        "{}/../../data/chess/books/2moves_v1.epd",
         env!("CARGO_MANIFEST_DIR")
     )
 }

@@ -4,7 +4,7 @@ use chess::board::{parse_epd, parse_fen, parse_san, to_fen};
 
 fn suite(name: &str) -> String {
     let path = format!(
-        "{}/../../../shared/chess/suites/{name}",
+        "{}/../../data/chess/suites/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))

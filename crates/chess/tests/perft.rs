@@ -4,7 +4,7 @@ use chess::tools::perft::{perft, run_perft_suite};
 
 const SUITE: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/chess/suites/perftsuite.epd"
+    "/../../data/chess/suites/perftsuite.epd"
 ));
 
 fn check(depth: u32) {

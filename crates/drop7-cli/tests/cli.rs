@@ -44,7 +44,7 @@ fn tmpdir(name: &str) -> tempfile::TempDir {
 
 fn vectors(name: &str) -> String {
     std::fs::read_to_string(format!(
-        "{}/../../../shared/drop7/vectors/{name}",
+        "{}/../../data/drop7/vectors/{name}",
         env!("CARGO_MANIFEST_DIR")
     ))
     .unwrap()

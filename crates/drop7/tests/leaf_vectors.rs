@@ -8,7 +8,7 @@ use serde_json::Value;
 fn leaf_vectors_bit_exact() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/drop7/vectors/leaf.jsonl"
+        "/../../data/drop7/vectors/leaf.jsonl"
     );
     let text = std::fs::read_to_string(path).expect("leaf.jsonl");
     let mut n = 0;

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 fn lines(name: &str) -> Vec<Value> {
     let path = format!(
-        "{}/../../../shared/drop7/vectors/{name}",
+        "{}/../../data/drop7/vectors/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));

@@ -1,5 +1,5 @@
 //! Parity with the reference simulator: every trace line, every step case and the RNG
-//! vectors in `shared/drop7/vectors/`. A failure names the seed, the move and the first
+//! vectors in `data/drop7/vectors/`. A failure names the seed, the move and the first
 //! field that differs.
 
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use drop7::trace::{step, traced_move};
 use serde_json::Value;
 
 fn vectors() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/drop7/vectors")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/drop7/vectors")
 }
 
 fn read_lines(name: &str) -> Vec<Value> {
