@@ -2,10 +2,32 @@
 //!
 //! Search and evaluation work on [`Board`] (a re-export) plus the helpers here, so
 //! swapping the move generator later touches this file only. Everything that parses
-//! outside input (FEN, EPD, UCI moves, SAN) returns `Result` with a readable message:
-//! the UCI loop turns those into `info string error: ...` and never panics.
+//! outside input (FEN, EPD, UCI moves, SAN) returns a [`BoardError`] with a readable
+//! message: the UCI loop turns those into `info string error: ...` and never panics.
 
 pub use cozy_chess::{BitBoard, Board, Color, File, Move, Piece, Rank, Square};
+
+/// Why outside input (FEN, EPD, a UCI or SAN move) was refused.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BoardError {
+    #[error("FEN needs 4 to 6 fields, got {fields}: '{fen}'")]
+    FenFieldCount { fields: usize, fen: String },
+    #[error("bad FEN '{fen}': {reason}")]
+    BadFen {
+        fen: String,
+        reason: cozy_chess::FenParseError,
+    },
+    #[error("EPD line has fewer than 4 fields: '{0}'")]
+    EpdFieldCount(String),
+    #[error("'{0}' is not a UCI move")]
+    NotUci(String),
+    #[error("illegal move '{text}' in {fen}")]
+    IllegalMove { text: String, fen: String },
+    #[error("empty SAN move")]
+    EmptySan,
+    #[error("'{text}' is not a legal SAN move in {fen}")]
+    NotSan { text: String, fen: String },
+}
 
 /// The standard start position.
 pub const STARTPOS_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -21,15 +43,20 @@ pub const NULL_MOVE: Move = Move {
 pub const MAX_MOVES: usize = 256;
 
 /// Parse a FEN (6 fields) or an EPD position (the first 4 fields; clocks default to `0 1`).
-pub fn parse_fen(fen: &str) -> Result<Board, String> {
+pub fn parse_fen(fen: &str) -> Result<Board, BoardError> {
     let fields: Vec<&str> = fen.split_whitespace().collect();
     let text = match fields.len() {
         4 => format!("{} 0 1", fields.join(" ")),
         5 => format!("{} 1", fields.join(" ")),
         6 => fields.join(" "),
-        n => return Err(format!("FEN needs 4 to 6 fields, got {n}: '{fen}'")),
+        n => {
+            return Err(BoardError::FenFieldCount {
+                fields: n,
+                fen: fen.to_owned(),
+            });
+        }
     };
-    Board::from_fen(&text, false).map_err(|e| format!("bad FEN '{text}': {e}"))
+    Board::from_fen(&text, false).map_err(|reason| BoardError::BadFen { fen: text, reason })
 }
 
 /// FEN of a board (standard castling letters).
@@ -114,8 +141,31 @@ pub fn has_non_pawn_material(board: &Board, color: Color) -> bool {
     !(board.colors(color) & !pk).is_empty()
 }
 
-/// Neither side can ever mate: K v K, K+minor v K, and KB v KB with same-coloured bishops.
+/// Squares of the colour of a1 (a1, c1, b2, ...).
+const DARK_SQUARES: u64 = 0xAA55_AA55_AA55_AA55;
+
+/// Draw by insufficient material (FIDE 5.2.2, the material cases): no sequence of legal
+/// moves can mate. K v K, K+minor v K, and any number of bishops of either side all on
+/// squares of one colour. Cross-tested against `arbiter::rules::insufficient_material`.
 pub fn insufficient_material(board: &Board) -> bool {
+    let heavy = board.pieces(Piece::Pawn) | board.pieces(Piece::Rook) | board.pieces(Piece::Queen);
+    if !heavy.is_empty() {
+        return false;
+    }
+    let knights = board.pieces(Piece::Knight);
+    let bishops = board.pieces(Piece::Bishop).0;
+    if knights.len() + bishops.count_ones() <= 1 {
+        return true;
+    }
+    knights.is_empty() && (bishops & DARK_SQUARES == 0 || bishops & !DARK_SQUARES == 0)
+}
+
+/// The search's dead-material draw test: the common cases of [`insufficient_material`]
+/// only (K v K, K+minor v K, K+B v K+B with same-coloured bishops). It misses the rare
+/// positions with two or more same-coloured bishops on one side (underpromotions), so it
+/// never calls a draw that is not one. Kept exactly as it is because the search uses it:
+/// changing it would change the search (and the bench signature).
+pub fn is_drawish_material(board: &Board) -> bool {
     let heavy = board.pieces(Piece::Pawn) | board.pieces(Piece::Rook) | board.pieces(Piece::Queen);
     if !heavy.is_empty() {
         return false;
@@ -126,8 +176,7 @@ pub fn insufficient_material(board: &Board) -> bool {
         2 => {
             let bishops = board.pieces(Piece::Bishop);
             if bishops.len() == 2 && board.colors(Color::White).len() == 2 {
-                const DARK: u64 = 0xAA55_AA55_AA55_AA55;
-                let on_dark = (bishops.0 & DARK).count_ones();
+                let on_dark = (bishops.0 & DARK_SQUARES).count_ones();
                 on_dark != 1
             } else {
                 false
@@ -165,10 +214,10 @@ pub fn move_to_uci(board: &Board, mv: Move) -> String {
 }
 
 /// Parse a UCI move and check it is legal here. Accepts both e1g1 and e1h1 castling.
-pub fn uci_to_move(board: &Board, text: &str) -> Result<Move, String> {
+pub fn uci_to_move(board: &Board, text: &str) -> Result<Move, BoardError> {
     let parsed: Move = text
         .parse()
-        .map_err(|_| format!("'{text}' is not a UCI move"))?;
+        .map_err(|_| BoardError::NotUci(text.to_owned()))?;
     let mut mv = parsed;
     if board.piece_on(mv.from) == Some(Piece::King)
         && board.color_on(mv.from) == Some(board.side_to_move())
@@ -194,7 +243,10 @@ pub fn uci_to_move(board: &Board, text: &str) -> Result<Move, String> {
     if board.is_legal(mv) {
         Ok(mv)
     } else {
-        Err(format!("illegal move '{text}' in {}", to_fen(board)))
+        Err(BoardError::IllegalMove {
+            text: text.to_owned(),
+            fen: to_fen(board),
+        })
     }
 }
 
@@ -288,10 +340,10 @@ fn normalize_san(s: &str) -> String {
 }
 
 /// Parse a SAN move (as written in EPD `bm`/`am` fields). Also accepts UCI notation.
-pub fn parse_san(board: &Board, text: &str) -> Result<Move, String> {
+pub fn parse_san(board: &Board, text: &str) -> Result<Move, BoardError> {
     let want = normalize_san(text.trim());
     if want.is_empty() {
-        return Err("empty SAN move".into());
+        return Err(BoardError::EmptySan);
     }
     let moves = legal_moves(board);
     let mut found = None;
@@ -329,8 +381,10 @@ pub fn parse_san(board: &Board, text: &str) -> Result<Move, String> {
     }
     match found {
         Some(mv) => Ok(mv),
-        None => uci_to_move(board, text.trim())
-            .map_err(|_| format!("'{text}' is not a legal SAN move in {}", to_fen(board))),
+        None => uci_to_move(board, text.trim()).map_err(|_| BoardError::NotSan {
+            text: text.to_owned(),
+            fen: to_fen(board),
+        }),
     }
 }
 
@@ -343,7 +397,7 @@ pub struct Position {
 }
 
 impl Position {
-    pub fn from_fen(fen: &str) -> Result<Self, String> {
+    pub fn from_fen(fen: &str) -> Result<Self, BoardError> {
         Ok(Self {
             board: parse_fen(fen)?,
             history: Vec::new(),
@@ -351,7 +405,7 @@ impl Position {
     }
 
     /// Play a UCI move after checking legality.
-    pub fn play_uci(&mut self, text: &str) -> Result<(), String> {
+    pub fn play_uci(&mut self, text: &str) -> Result<(), BoardError> {
         let mv = uci_to_move(&self.board, text)?;
         self.play(mv);
         Ok(())
@@ -421,7 +475,7 @@ fn split_operands(text: &str) -> Vec<String> {
 
 /// Parse one EPD line: 4 FEN fields, optional clocks, then `opcode operands;` groups.
 /// Also accepts the perft-suite style `FEN ;D1 20 ;D2 400`.
-pub fn parse_epd(line: &str) -> Result<Epd, String> {
+pub fn parse_epd(line: &str) -> Result<Epd, BoardError> {
     let line = line.trim();
     let mut rest = line;
     let mut fields = Vec::new();
@@ -429,7 +483,7 @@ pub fn parse_epd(line: &str) -> Result<Epd, String> {
         rest = rest.trim_start();
         let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
         if end == 0 {
-            return Err(format!("EPD line has fewer than 4 fields: '{line}'"));
+            return Err(BoardError::EpdFieldCount(line.to_owned()));
         }
         fields.push(&rest[..end]);
         rest = &rest[end..];
@@ -530,6 +584,35 @@ mod tests {
         assert_eq!(e.id(), "WAC.002");
         let p = parse_epd("4k3/8/8/8/8/8/8/4K2R w K - 0 1 ;D1 15 ;D2 66").unwrap();
         assert_eq!(p.op("D2").unwrap(), &["66".to_string()]);
+    }
+
+    #[test]
+    fn insufficient_material_cases() {
+        let dead = |fen: &str| insufficient_material(&parse_fen(fen).unwrap());
+        let drawish = |fen: &str| is_drawish_material(&parse_fen(fen).unwrap());
+        for fen in [
+            "8/8/4k3/8/8/4K3/8/8 w - - 0 1",    // K v K
+            "8/8/4k3/8/8/3NK3/8/8 w - - 0 1",   // K+N v K
+            "8/8/2b1k3/8/8/3BK3/8/8 w - - 0 1", // K+B v K+B, both on light squares
+        ] {
+            assert!(dead(fen) && drawish(fen), "{fen}");
+        }
+        // Two or three same-coloured bishops (underpromotion): a rule draw the search's
+        // cheaper test does not see.
+        for fen in [
+            "8/4k3/8/8/8/1B1BK3/8/8 w - - 0 1",
+            "8/4k3/2b5/8/8/1B1BK3/8/8 w - - 0 1",
+        ] {
+            assert!(dead(fen) && !drawish(fen), "{fen}");
+        }
+        for fen in [
+            "8/8/1b2k3/8/8/3BK3/8/8 w - - 0 1", // opposite-coloured bishops
+            "8/8/4k3/8/8/2NNK3/8/8 w - - 0 1",  // two knights: a mate exists
+            "8/8/2n1k3/8/8/3BK3/8/8 w - - 0 1", // bishop v knight
+            "8/8/4k3/8/8/4K3/4P3/8 w - - 0 1",  // a pawn
+        ] {
+            assert!(!dead(fen) && !drawish(fen), "{fen}");
+        }
     }
 
     #[test]

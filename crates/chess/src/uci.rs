@@ -2,7 +2,7 @@
 //! readable error), and [`Engine`] executes commands. The search runs on its own thread so
 //! that `stop`, `isready` and `quit` are answered while it thinks.
 
-use crate::board::{Position, STARTPOS_FEN, to_fen};
+use crate::board::{BoardError, Position, STARTPOS_FEN, to_fen};
 use crate::eval::{Tier, eval_tier};
 use crate::search::Worker;
 use crate::search::params::DEFAULT_MOVE_OVERHEAD_MS;
@@ -22,6 +22,42 @@ pub const HASH_DEFAULT: usize = 64;
 pub const HASH_MAX: usize = 65_536;
 pub const THREADS_MAX: usize = 256;
 pub const MULTIPV_MAX: usize = 64;
+
+/// A refused input line (printed as `info string error: ...`).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum UciError {
+    #[error("unknown command '{0}'")]
+    UnknownCommand(String),
+    #[error("'{0}' needs a value")]
+    MissingValue(&'static str),
+    #[error("bad value '{value}' for '{what}'")]
+    BadValue { what: &'static str, value: String },
+    #[error("setoption needs 'name'")]
+    SetOptionNoName,
+    #[error("setoption: empty option name")]
+    SetOptionEmptyName,
+    #[error("position startpos: unexpected tokens before 'moves'")]
+    StartposExtraTokens,
+    #[error("position fen: missing FEN")]
+    MissingFen,
+    #[error("position needs 'startpos' or 'fen'")]
+    PositionKind,
+    #[error("go: unknown token '{0}'")]
+    GoToken(String),
+    #[error("option '{name}': bad value '{value}'")]
+    OptionValue { name: String, value: String },
+    #[error("option '{name}': {value} outside {lo}..{hi}")]
+    OptionRange {
+        name: String,
+        value: u64,
+        lo: u64,
+        hi: u64,
+    },
+    #[error("unknown option '{0}'")]
+    UnknownOption(String),
+    #[error(transparent)]
+    Board(#[from] BoardError),
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
@@ -56,20 +92,22 @@ pub struct GoArgs {
     pub ponder: bool,
 }
 
-fn num<T: std::str::FromStr>(tok: Option<&&str>, what: &str) -> Result<T, String> {
-    let t = tok.ok_or_else(|| format!("'{what}' needs a value"))?;
-    t.parse::<T>()
-        .map_err(|_| format!("bad value '{t}' for '{what}'"))
+fn num<T: std::str::FromStr>(tok: Option<&&str>, what: &'static str) -> Result<T, UciError> {
+    let t = tok.ok_or(UciError::MissingValue(what))?;
+    t.parse::<T>().map_err(|_| UciError::BadValue {
+        what,
+        value: (*t).to_owned(),
+    })
 }
 
 /// Clock values may be negative in some GUIs when the clock ran out; clamp to 0.
-fn clock(tok: Option<&&str>, what: &str) -> Result<u64, String> {
+fn clock(tok: Option<&&str>, what: &'static str) -> Result<u64, UciError> {
     let v: i64 = num(tok, what)?;
     Ok(v.max(0) as u64)
 }
 
 /// Parse one input line.
-pub fn parse_command(line: &str) -> Result<Command, String> {
+pub fn parse_command(line: &str) -> Result<Command, UciError> {
     let toks: Vec<&str> = line.split_whitespace().collect();
     let Some(&head) = toks.first() else {
         return Ok(Command::Empty);
@@ -89,11 +127,11 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
             let name_at = toks
                 .iter()
                 .position(|&t| t == "name")
-                .ok_or("setoption needs 'name'")?;
+                .ok_or(UciError::SetOptionNoName)?;
             let value_at = toks.iter().position(|&t| t == "value");
             let name_end = value_at.unwrap_or(toks.len());
             if name_end <= name_at + 1 {
-                return Err("setoption: empty option name".into());
+                return Err(UciError::SetOptionEmptyName);
             }
             let name = toks[name_at + 1..name_end].join(" ");
             let value = value_at
@@ -110,20 +148,20 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
             match toks.get(1) {
                 Some(&"startpos") => {
                     if end != 2 {
-                        return Err("position startpos: unexpected tokens before 'moves'".into());
+                        return Err(UciError::StartposExtraTokens);
                     }
                     Ok(Command::Position { fen: None, moves })
                 }
                 Some(&"fen") => {
                     if end <= 2 {
-                        return Err("position fen: missing FEN".into());
+                        return Err(UciError::MissingFen);
                     }
                     Ok(Command::Position {
                         fen: Some(toks[2..end].join(" ")),
                         moves,
                     })
                 }
-                _ => Err("position needs 'startpos' or 'fen'".into()),
+                _ => Err(UciError::PositionKind),
             }
         }
         "go" => {
@@ -156,13 +194,13 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
                         continue;
                     }
                     "searchmoves" => break,
-                    other => return Err(format!("go: unknown token '{other}'")),
+                    other => return Err(UciError::GoToken(other.to_owned())),
                 }
                 i += 2;
             }
             Ok(Command::Go(Box::new(g)))
         }
-        other => Err(format!("unknown command '{other}'")),
+        other => Err(UciError::UnknownCommand(other.to_owned())),
     }
 }
 
@@ -251,7 +289,7 @@ impl Engine {
         }
     }
 
-    pub fn execute(&mut self, cmd: Command) -> Result<Flow, String> {
+    pub fn execute(&mut self, cmd: Command) -> Result<Flow, UciError> {
         match cmd {
             Command::Empty => {}
             Command::Uci => {
@@ -326,14 +364,19 @@ impl Engine {
         Ok(Flow::Continue)
     }
 
-    fn set_option(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let int = |lo: u64, hi: u64| -> Result<u64, String> {
-            let v: u64 = value
-                .trim()
-                .parse()
-                .map_err(|_| format!("option '{name}': bad value '{value}'"))?;
+    fn set_option(&mut self, name: &str, value: &str) -> Result<(), UciError> {
+        let int = |lo: u64, hi: u64| -> Result<u64, UciError> {
+            let v: u64 = value.trim().parse().map_err(|_| UciError::OptionValue {
+                name: name.to_owned(),
+                value: value.to_owned(),
+            })?;
             if v < lo || v > hi {
-                return Err(format!("option '{name}': {v} outside {lo}..{hi}"));
+                return Err(UciError::OptionRange {
+                    name: name.to_owned(),
+                    value: v,
+                    lo,
+                    hi,
+                });
             }
             Ok(v)
         };
@@ -355,7 +398,7 @@ impl Engine {
             "multipv" => self.multipv = int(1, MULTIPV_MAX as u64)? as usize,
             "move overhead" => self.move_overhead = int(0, 5000)?,
             "ponder" | "uci_chess960" | "uci_showwdl" => {}
-            _ => return Err(format!("unknown option '{name}'")),
+            _ => return Err(UciError::UnknownOption(name.to_owned())),
         }
         Ok(())
     }

@@ -16,8 +16,8 @@ pub mod time;
 pub mod tt;
 
 use crate::board::{
-    Board, Color, Move, NULL_MOVE, Piece, gives_check, has_non_pawn_material,
-    insufficient_material, is_tactical,
+    Board, Color, Move, NULL_MOVE, Piece, gives_check, has_non_pawn_material, is_drawish_material,
+    is_tactical,
 };
 use crate::eval::Evaluator;
 use crate::eval::pst::SEE_VALUE;
@@ -27,7 +27,7 @@ use params::*;
 use see::see_ge;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use time::TimeManager;
-use tt::{Bound, Tt};
+use tt::{Bound, Tt, TtEntry};
 
 /// Marker for "no static eval" (in check).
 pub const EVAL_NONE: i32 = -INFINITE;
@@ -374,7 +374,7 @@ impl Worker {
             if board.halfmove_clock() >= 100 && (!in_check || has_legal_move(board)) {
                 return DRAW;
             }
-            if self.is_repetition(board) || insufficient_material(board) {
+            if self.is_repetition(board) || is_drawish_material(board) {
                 return DRAW;
             }
             if ply >= MAX_PLY - 2 {
@@ -396,16 +396,12 @@ impl Worker {
         let key = board.hash();
         let tte = ctx.tt.probe(key, ply);
         let tt_move = tte.map_or(NULL_MOVE, |e| e.mv);
-        if !PV && let Some(e) = tte {
-            let usable = match e.bound {
-                Bound::Exact => true,
-                Bound::Lower => e.score >= beta,
-                Bound::Upper => e.score <= alpha,
-                Bound::None => false,
-            };
-            if e.depth >= depth && usable && board.halfmove_clock() < 90 {
-                return e.score;
-            }
+        // Near the fifty-move horizon a stored score may be a win the clock no longer allows.
+        if !PV
+            && board.halfmove_clock() < 90
+            && let Some(score) = tt_cutoff(tte, depth, alpha, beta)
+        {
+            return score;
         }
 
         // Step 6. Static evaluation and the improving flag.
@@ -721,22 +717,15 @@ impl Worker {
                 self.eval.evaluate(board)
             };
         }
-        if board.halfmove_clock() >= 100 || insufficient_material(board) {
+        if board.halfmove_clock() >= 100 || is_drawish_material(board) {
             return DRAW;
         }
 
         let key = board.hash();
         let tte = ctx.tt.probe(key, ply);
-        if !PV && let Some(e) = tte {
-            let usable = match e.bound {
-                Bound::Exact => true,
-                Bound::Lower => e.score >= beta,
-                Bound::Upper => e.score <= alpha,
-                Bound::None => false,
-            };
-            if usable {
-                return e.score;
-            }
+        // Every entry has searched at least quiescence depth (0).
+        if !PV && let Some(score) = tt_cutoff(tte, 0, alpha, beta) {
+            return score;
         }
 
         let raw_eval;
@@ -831,6 +820,22 @@ impl Worker {
         ctx.tt.store(key, best_move, best, raw_eval, 0, bound, ply);
         best
     }
+}
+
+/// The table cutoff shared by `negamax` and `qsearch` (non-PV nodes only; the caller checks
+/// that): an entry that searched at least `depth` ends the node with its score when the
+/// score is exact or a bound on the far side of the window (a lower bound ≥ beta, an upper
+/// bound ≤ alpha).
+#[inline]
+fn tt_cutoff(tte: Option<TtEntry>, depth: i32, alpha: i32, beta: i32) -> Option<i32> {
+    let e = tte?;
+    let usable = match e.bound {
+        Bound::Exact => true,
+        Bound::Lower => e.score >= beta,
+        Bound::Upper => e.score <= alpha,
+        Bound::None => false,
+    };
+    (e.depth >= depth && usable).then_some(e.score)
 }
 
 fn update_capture_history(hist: &mut History, board: &Board, mv: Move, bonus: i32) {

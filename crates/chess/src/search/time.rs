@@ -1,7 +1,11 @@
 //! Time management: a soft limit (checked between iterations, scaled by best-move
 //! stability) and a hard limit (checked every `TIME_CHECK_NODES` nodes inside the search).
-//! Both are computed from the clock minus `Move Overhead`, and the hard limit never exceeds
-//! three quarters of what is left, so a GUI's latency cannot make us flag.
+//! Both are computed from the time left minus `Move Overhead` (`avail`): the soft limit is
+//! `avail / movestogo + 0.75 · increment` (movestogo defaults to 30, clamped to 1..=40),
+//! capped at 45 % of `avail`; the hard limit is three times the soft limit, capped at 70 %
+//! of `avail`, so a GUI's latency cannot make us flag. With one move left before the time
+//! control the caps are 80 % and 90 %. A `movetime` (less the overhead) caps both, and on
+//! its own sets only the hard limit: a fixed move time is used in full.
 
 use std::time::{Duration, Instant};
 

@@ -7,11 +7,29 @@ use crate::search::Worker;
 use crate::search::smp::{SearchOptions, search};
 use crate::search::time::Limits;
 use crate::search::tt::Tt;
+use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 pub const DEFAULT_BENCH_DEPTH: i32 = 15;
 pub const BENCH_HASH_MB: usize = 16;
+
+/// `actuary bench [DEPTH]`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Search depth for every position (the signature is defined at the default).
+    #[arg(default_value_t = DEFAULT_BENCH_DEPTH, value_parser = clap::value_parser!(i32).range(1..))]
+    pub depth: i32,
+}
+
+impl BenchArgs {
+    /// One line per position, then `Bench: <nodes> nodes <nps> nps` (OpenBench parses it).
+    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
+        let r = run_bench(self.depth, true);
+        println!("Bench: {} nodes {} nps", r.nodes, r.nps);
+        Ok(ExitCode::SUCCESS)
+    }
+}
 
 /// Opening, middlegame (WAC/STS positions — facts, not code) and endgame positions.
 pub const BENCH_FENS: &[&str] = &[

@@ -1,5 +1,63 @@
-//! Command-line tools: bench (OpenBench contract), perft, and the EPD suite runner.
+//! Command-line tools, one module each: `bench` (the OpenBench contract), `perft`,
+//! `perft-suite` and the EPD `suite` runner. Each module holds its clap arguments, a `run`
+//! and the library functions behind it; a new tool is one module here plus one [`Tool`]
+//! variant (and its arm in [`Tool::run`]).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::board::BoardError;
 
 pub mod bench;
 pub mod perft;
 pub mod suite;
+
+/// The `actuary` subcommands (UCI when none is given).
+#[derive(Debug, clap::Subcommand)]
+pub enum Tool {
+    /// Search the fixed bench positions to a fixed depth; the last line is
+    /// "Bench: <nodes> nodes <nps> nps" (the node count is the build's signature for OpenBench).
+    Bench(bench::BenchArgs),
+    /// Count the leaf nodes of the legal move tree, per root move and in total.
+    Perft(perft::PerftArgs),
+    /// Check every position of a perft suite (`FEN ;D1 n ;D2 n ...`) up to a depth.
+    PerftSuite(perft::PerftSuiteArgs),
+    /// Search every position of an EPD test suite and check its `bm`/`am` moves (and the
+    /// `c8`/`c9` points of STS files).
+    Suite(suite::SuiteArgs),
+}
+
+impl Tool {
+    /// Run the tool; the exit code says whether its checks passed.
+    pub fn run(&self) -> Result<ExitCode, ToolError> {
+        match self {
+            Tool::Bench(a) => a.run(),
+            Tool::Perft(a) => a.run(),
+            Tool::PerftSuite(a) => a.run(),
+            Tool::Suite(a) => a.run(),
+        }
+    }
+}
+
+/// Why a tool could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Board(#[from] BoardError),
+    #[error(transparent)]
+    PerftSuite(#[from] perft::PerftSuiteError),
+}
+
+/// A whole input file, or an error naming it.
+fn read(path: &Path) -> Result<String, ToolError> {
+    std::fs::read_to_string(path).map_err(|source| ToolError::Read {
+        path: path.to_owned(),
+        source,
+    })
+}

@@ -1,6 +1,93 @@
 //! Perft: count leaf nodes of the legal move tree, the standard move generator test.
 
-use crate::board::{Board, move_to_uci, parse_epd};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use super::{ToolError, read};
+use crate::board::{Board, BoardError, move_to_uci, parse_epd, parse_fen};
+
+/// `actuary perft <DEPTH> [FEN...]`.
+#[derive(Debug, clap::Args)]
+pub struct PerftArgs {
+    /// Depth in plies.
+    pub depth: u32,
+    /// The position as FEN, quoted or not (4 to 6 fields; clocks default to `0 1`); the start
+    /// position when omitted.
+    #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+    pub fen: Vec<String>,
+}
+
+impl PerftArgs {
+    /// `move: count` per root move, then `Nodes searched: <total>` (Stockfish's format).
+    pub fn run(&self) -> Result<ExitCode, ToolError> {
+        let board = if self.fen.is_empty() {
+            Board::default()
+        } else {
+            parse_fen(&self.fen.join(" "))?
+        };
+        let start = Instant::now();
+        let (lines, total) = perft_divide(&board, self.depth);
+        for (m, n) in lines {
+            println!("{m}: {n}");
+        }
+        println!();
+        eprintln!("time {} ms", start.elapsed().as_millis());
+        println!("Nodes searched: {total}");
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// `actuary perft-suite <FILE> [MAX_DEPTH]`.
+#[derive(Debug, clap::Args)]
+pub struct PerftSuiteArgs {
+    /// Perft suite, one `FEN ;D1 n ;D2 n ...` line per position (`#` lines are comments).
+    pub file: PathBuf,
+    /// Check every position at depths 1 to this one.
+    #[arg(default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_depth: u32,
+}
+
+impl PerftSuiteArgs {
+    /// A `FAIL` line per wrong count, then a summary; fails (exit 1) on any wrong count.
+    pub fn run(&self) -> Result<ExitCode, ToolError> {
+        let text = read(&self.file)?;
+        let start = Instant::now();
+        let depth = self.max_depth;
+        let checks = run_perft_suite(&text, depth)?;
+        let bad: Vec<_> = checks.iter().filter(|c| c.got != c.expected).collect();
+        for c in &bad {
+            println!(
+                "FAIL line {} depth {}: expected {} got {} ({})",
+                c.line, c.depth, c.expected, c.got, c.fen
+            );
+        }
+        println!(
+            "perft suite: {}/{} checks correct up to depth {depth} in {} ms",
+            checks.len() - bad.len(),
+            checks.len(),
+            start.elapsed().as_millis()
+        );
+        Ok(if bad.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    }
+}
+
+/// A perft suite line that could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PerftSuiteError {
+    #[error("line {line}")]
+    Epd {
+        line: usize,
+        #[source]
+        source: BoardError,
+    },
+    #[error("line {line}: bad D{depth} (expected a node count)")]
+    Count { line: usize, depth: u32 },
+}
 
 /// Number of leaf nodes at `depth` (bulk-counted at the last ply).
 pub fn perft(board: &Board, depth: u32) -> u64 {
@@ -54,21 +141,27 @@ pub struct PerftCheck {
 
 /// Check every position of a perft suite (`FEN ;D1 n ;D2 n ...`) up to `max_depth`.
 /// Returns all checks performed; a check failed when `got != expected`.
-pub fn run_perft_suite(text: &str, max_depth: u32) -> Result<Vec<PerftCheck>, String> {
+pub fn run_perft_suite(text: &str, max_depth: u32) -> Result<Vec<PerftCheck>, PerftSuiteError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        let epd = parse_epd(line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let epd = parse_epd(line).map_err(|source| PerftSuiteError::Epd {
+            line: i + 1,
+            source,
+        })?;
         for d in 1..=max_depth {
             let Some(v) = epd.op(&format!("D{d}")) else {
                 continue;
             };
-            let expected: u64 = v
-                .first()
-                .and_then(|s| s.parse().ok())
-                .ok_or(format!("line {}: bad D{d}", i + 1))?;
+            let expected: u64 =
+                v.first()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or(PerftSuiteError::Count {
+                        line: i + 1,
+                        depth: d,
+                    })?;
             let got = perft(&epd.board, d);
             out.push(PerftCheck {
                 line: i + 1,
