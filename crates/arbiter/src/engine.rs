@@ -1,6 +1,7 @@
 //! A UCI engine as a child process: lines in, lines out, every wait bounded.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
@@ -17,29 +18,73 @@ pub struct EngineSpec {
     pub options: Vec<(String, String)>,
 }
 
+/// One `key=value` word of an `--engine` group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineField {
+    Name(String),
+    Cmd(String),
+    Arg(String),
+    /// `option.NAME=VALUE`.
+    Option(String, String),
+}
+
+/// A refused `--engine` group.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineSpecError {
+    #[error("`{0}` is not key=value; expected name=, cmd=, arg= or option.NAME=")]
+    NotKeyValue(String),
+    #[error("unknown field `{0}`; expected name=, cmd=, arg= or option.NAME=")]
+    UnknownField(String),
+    #[error("an engine needs cmd=PATH")]
+    MissingCmd,
+}
+
+impl std::str::FromStr for EngineField {
+    type Err = EngineSpecError;
+
+    /// `name=A`, `cmd=PATH`, `arg=ARG` or `option.NAME=VALUE`.
+    fn from_str(w: &str) -> Result<Self, Self::Err> {
+        let (k, v) = w
+            .split_once('=')
+            .ok_or_else(|| EngineSpecError::NotKeyValue(w.to_owned()))?;
+        let v = v.to_owned();
+        Ok(match k {
+            "name" => EngineField::Name(v),
+            "cmd" => EngineField::Cmd(v),
+            "arg" => EngineField::Arg(v),
+            _ => match k.strip_prefix("option.") {
+                Some(o) if !o.is_empty() => EngineField::Option(o.to_owned(), v),
+                _ => return Err(EngineSpecError::UnknownField(w.to_owned())),
+            },
+        })
+    }
+}
+
 impl EngineSpec {
     /// Parse the `key=value` words of one `--engine`.
-    pub fn parse(words: &[String]) -> Result<Self, String> {
+    pub fn parse(words: &[String]) -> Result<Self, EngineSpecError> {
+        let fields = words
+            .iter()
+            .map(|w| w.parse())
+            .collect::<Result<Vec<EngineField>, _>>()?;
+        Self::from_fields(fields)
+    }
+
+    /// The engine one `--engine` group describes (the name defaults to the command's file name;
+    /// a repeated `name=`/`cmd=` takes the last).
+    pub fn from_fields(
+        fields: impl IntoIterator<Item = EngineField>,
+    ) -> Result<Self, EngineSpecError> {
         let (mut name, mut cmd, mut args, mut options) = (None, None, vec![], vec![]);
-        for w in words {
-            let (k, v) = w
-                .split_once('=')
-                .ok_or_else(|| format!("bad engine field `{w}`: expected key=value"))?;
-            match k {
-                "name" => name = Some(v.to_owned()),
-                "cmd" => cmd = Some(v.to_owned()),
-                "arg" => args.push(v.to_owned()),
-                _ if k.starts_with("option.") => {
-                    options.push((k["option.".len()..].to_owned(), v.to_owned()))
-                }
-                _ => {
-                    return Err(format!(
-                        "bad engine field `{w}`: name=, cmd=, arg= or option.NAME="
-                    ));
-                }
+        for f in fields {
+            match f {
+                EngineField::Name(v) => name = Some(v),
+                EngineField::Cmd(v) => cmd = Some(v),
+                EngineField::Arg(v) => args.push(v),
+                EngineField::Option(k, v) => options.push((k, v)),
             }
         }
-        let cmd = cmd.ok_or("an --engine needs cmd=PATH")?;
+        let cmd = cmd.ok_or(EngineSpecError::MissingCmd)?;
         let name = name.unwrap_or_else(|| {
             std::path::Path::new(&cmd)
                 .file_name()
@@ -55,24 +100,17 @@ impl EngineSpec {
 }
 
 /// Why talking to an engine failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
     /// No answer in time.
+    #[error("no answer in time ({0})")]
     Timeout(String),
     /// The process closed its output (crashed or quit).
+    #[error("engine exited ({0})")]
     Exited(String),
     /// Could not start or write.
+    #[error("{0}")]
     Io(String),
-}
-
-impl std::fmt::Display for EngineError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EngineError::Timeout(s) => write!(f, "no answer in time ({s})"),
-            EngineError::Exited(s) => write!(f, "engine exited ({s})"),
-            EngineError::Io(s) => write!(f, "{s}"),
-        }
-    }
 }
 
 /// A running engine. Dropping it kills the process.
@@ -84,13 +122,24 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Start the process and do the `uci` / `setoption` / `isready` handshake.
-    pub fn start(spec: &EngineSpec, handshake_timeout: Duration) -> Result<Self, EngineError> {
+    /// Start the process and do the `uci` / `setoption` / `isready` handshake. The engine's
+    /// stderr goes to `stderr_log` (created or truncated) when given, else nowhere.
+    pub fn start(
+        spec: &EngineSpec,
+        handshake_timeout: Duration,
+        stderr_log: Option<&Path>,
+    ) -> Result<Self, EngineError> {
+        let stderr = match stderr_log {
+            None => Stdio::null(),
+            Some(p) => std::fs::File::create(p).map(Stdio::from).map_err(|e| {
+                EngineError::Io(format!("cannot create log file {}: {e}", p.display()))
+            })?,
+        };
         let mut child = Command::new(&spec.cmd)
             .args(&spec.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .map_err(|e| EngineError::Io(format!("cannot start `{}`: {e}", spec.cmd)))?;
         let stdin = child.stdin.take().expect("piped stdin");

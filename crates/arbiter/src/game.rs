@@ -1,5 +1,6 @@
 //! One game between two engines, refereed move by move.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use cozy_chess::{Board, Color};
@@ -20,9 +21,22 @@ pub enum Limit {
     Depth(u32),
 }
 
+/// A time control that is not `BASE+INC`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected BASE+INC in seconds with BASE > 0, e.g. 10+0.1 (or BASE alone)")]
+pub struct TcError;
+
+/// A refused `--adjudicate` value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "expected five comma-separated integers RESIGN_CP,RESIGN_MOVES,DRAW_CP,DRAW_MOVES,DRAW_AFTER \
+     (counts ≥ 0), e.g. 1000,3,10,8,40"
+)]
+pub struct AdjudicationError;
+
 impl Limit {
     /// Parse `10+0.1` (seconds), `--nodes`/`--depth` values are built directly.
-    pub fn parse_tc(s: &str) -> Result<Self, String> {
+    pub fn parse_tc(s: &str) -> Result<Self, TcError> {
         let (b, i) = s.split_once('+').unwrap_or((s, "0"));
         let secs = |x: &str| {
             x.trim()
@@ -35,9 +49,7 @@ impl Limit {
                 base_ms: (b * 1000.0).round() as u64,
                 inc_ms: (i * 1000.0).round() as u64,
             }),
-            _ => Err(format!(
-                "bad --tc `{s}`: expected BASE+INC in seconds, e.g. 10+0.1"
-            )),
+            _ => Err(TcError),
         }
     }
 
@@ -66,6 +78,27 @@ pub struct Adjudication {
     pub draw_moves: u32,
     /// … once this many full moves have been played.
     pub draw_after: u32,
+}
+
+impl std::str::FromStr for Adjudication {
+    type Err = AdjudicationError;
+
+    /// `RESIGN_CP,RESIGN_MOVES,DRAW_CP,DRAW_MOVES,DRAW_AFTER`, e.g. `1000,3,10,8,40`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let w: Vec<&str> = s.split(',').map(str::trim).collect();
+        let [rc, rm, dc, dm, da] = w[..] else {
+            return Err(AdjudicationError);
+        };
+        let int = |x: &str| x.parse::<i32>().map_err(|_| AdjudicationError);
+        let count = |x: &str| x.parse::<u32>().map_err(|_| AdjudicationError);
+        Ok(Adjudication {
+            resign_cp: int(rc)?,
+            resign_moves: count(rm)?,
+            draw_cp: int(dc)?,
+            draw_moves: count(dm)?,
+            draw_after: count(da)?,
+        })
+    }
 }
 
 /// Referee settings.
@@ -170,8 +203,15 @@ fn parse_score(line: &str) -> Option<i32> {
     None
 }
 
-/// Play one game from `start`. Engines are started here and always stopped.
-pub fn play(white: &EngineSpec, black: &EngineSpec, start: &Board, cfg: &GameConfig) -> GameRecord {
+/// Play one game from `start`. Engines are started here and always stopped; each one's
+/// stderr goes to its file in `stderr_logs` ([white, black]) when given.
+pub fn play(
+    white: &EngineSpec,
+    black: &EngineSpec,
+    start: &Board,
+    cfg: &GameConfig,
+    stderr_logs: &[Option<PathBuf>; 2],
+) -> GameRecord {
     let t0 = Instant::now();
     let mut pos = Position::new(start);
     let names = [white.name.clone(), black.name.clone()];
@@ -188,7 +228,7 @@ pub fn play(white: &EngineSpec, black: &EngineSpec, start: &Board, cfg: &GameCon
     let handshake = Duration::from_secs(10);
     let mut engines = Vec::with_capacity(2);
     for (i, spec) in [white, black].into_iter().enumerate() {
-        match Engine::start(spec, handshake).and_then(|mut e| {
+        match Engine::start(spec, handshake, stderr_logs[i].as_deref()).and_then(|mut e| {
             e.send("ucinewgame")?;
             e.sync(handshake)?;
             Ok(e)
@@ -385,8 +425,26 @@ mod tests {
                 inc_ms: 0
             })
         );
-        assert!(Limit::parse_tc("x+1").is_err());
-        assert!(Limit::parse_tc("0+1").is_err());
+        assert_eq!(Limit::parse_tc("x+1"), Err(TcError));
+        assert_eq!(Limit::parse_tc("0+1"), Err(TcError));
+        assert_eq!(
+            "1000, 3,10,8,40".parse(),
+            Ok(Adjudication {
+                resign_cp: 1000,
+                resign_moves: 3,
+                draw_cp: 10,
+                draw_moves: 8,
+                draw_after: 40
+            })
+        );
+        for bad in [
+            "1000,3,10,8",
+            "1000,3,10,8,40,1",
+            "1000,-3,10,8,40",
+            "a,3,10,8,40",
+        ] {
+            assert_eq!(bad.parse::<Adjudication>(), Err(AdjudicationError), "{bad}");
+        }
         assert_eq!(
             parse_score("info depth 5 score cp -31 nodes 100 pv e2e4"),
             Some(-31)

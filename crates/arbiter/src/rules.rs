@@ -4,16 +4,32 @@
 //! Deliberately separate from the engine's own board adapter (`chess::board`): an arbiter
 //! that checked moves with the engine's code would share its bugs instead of catching them.
 
-use cozy_chess::{Board, Color, File, GameStatus, Move, Piece, Rank, Square};
+use cozy_chess::{Board, Color, File, GameStatus, Move, Piece, Square};
 
 /// Standard start position.
 pub const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
+/// A position or move the arbiter refuses.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RulesError {
+    #[error("bad FEN/EPD `{0}`: needs at least 4 fields")]
+    FieldCount(String),
+    #[error("bad FEN `{fen}`: {reason}")]
+    BadFen {
+        fen: String,
+        reason: cozy_chess::FenParseError,
+    },
+    #[error("`{0}` is not a UCI move")]
+    NotUci(String),
+    #[error("illegal move `{0}`")]
+    Illegal(String),
+}
+
 /// Parse a FEN or the first four fields of an EPD line (clocks default to 0 1).
-pub fn parse_position(text: &str) -> Result<Board, String> {
+pub fn parse_position(text: &str) -> Result<Board, RulesError> {
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.len() < 4 {
-        return Err(format!("bad FEN/EPD `{text}`: needs at least 4 fields"));
+        return Err(RulesError::FieldCount(text.to_owned()));
     }
     let fen = if fields.len() >= 6
         && fields[4].parse::<u32>().is_ok()
@@ -23,7 +39,7 @@ pub fn parse_position(text: &str) -> Result<Board, String> {
     } else {
         format!("{} 0 1", fields[..4].join(" "))
     };
-    Board::from_fen(&fen, false).map_err(|e| format!("bad FEN `{fen}`: {e:?}"))
+    Board::from_fen(&fen, false).map_err(|reason| RulesError::BadFen { fen, reason })
 }
 
 fn is_castle(board: &Board, mv: Move) -> bool {
@@ -45,10 +61,10 @@ pub fn to_uci(board: &Board, mv: Move) -> String {
 }
 
 /// Parse a UCI move and check it is legal here.
-pub fn from_uci(board: &Board, text: &str) -> Result<Move, String> {
+pub fn from_uci(board: &Board, text: &str) -> Result<Move, RulesError> {
     let mut mv: Move = text
         .parse()
-        .map_err(|_| format!("`{text}` is not a UCI move"))?;
+        .map_err(|_| RulesError::NotUci(text.to_owned()))?;
     if board.piece_on(mv.from) == Some(Piece::King) && mv.from.file() == File::E {
         let rook_file = match mv.to.file() {
             File::G if mv.from.rank() == mv.to.rank() => Some(File::H),
@@ -75,7 +91,7 @@ pub fn from_uci(board: &Board, text: &str) -> Result<Move, String> {
     if board.is_legal(mv) {
         Ok(mv)
     } else {
-        Err(format!("illegal move `{text}`"))
+        Err(RulesError::Illegal(text.to_owned()))
     }
 }
 
@@ -273,11 +289,6 @@ impl Position {
     }
 }
 
-/// The rank of a square, for tests.
-pub fn rank_of(sq: Square) -> Rank {
-    sq.rank()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,7 +354,13 @@ mod tests {
         assert_eq!(p.end(), Some(BoardEnd::Threefold));
         let stale = Position::new(&parse_position("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1").unwrap());
         assert_eq!(stale.end(), Some(BoardEnd::Stalemate));
-        assert!(from_uci(&p.board, "e2e5").unwrap_err().contains("illegal"));
-        assert!(from_uci(&p.board, "zz").is_err());
+        assert!(matches!(
+            from_uci(&p.board, "e2e5"),
+            Err(RulesError::Illegal(_))
+        ));
+        assert!(matches!(
+            from_uci(&p.board, "zz"),
+            Err(RulesError::NotUci(_))
+        ));
     }
 }

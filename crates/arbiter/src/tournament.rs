@@ -2,7 +2,7 @@
 //! workers; results into W/D/L, pentanomial counts, Elo and the SPRT.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
@@ -28,8 +28,47 @@ pub struct MatchConfig {
     pub game: GameConfig,
     pub sprt: Option<Sprt>,
     pub pgn: Option<PathBuf>,
+    /// Each engine process's stderr goes to `DIR/<engine>-game<N>.log` (N counts the games
+    /// of the match from 1, in scheduling order); without it, stderr is discarded.
+    pub log_dir: Option<PathBuf>,
     pub event: String,
     pub quiet: bool,
+}
+
+/// A match that cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    #[error("a match needs at least two engines")]
+    TooFewEngines,
+    #[error("two engines are named `{0}`; give each a distinct name=")]
+    DuplicateName(String),
+    #[error("an SPRT needs exactly two engines")]
+    SprtNeedsTwo,
+    #[error("no openings")]
+    NoOpenings,
+    #[error("cannot open the PGN file")]
+    Pgn(#[source] evidence::EvidenceError),
+    #[error("cannot create the log directory {}", path.display())]
+    LogDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The stderr log of engine `name` in game `game` (a name made safe for a file name).
+pub fn log_path(dir: &Path, name: &str, game: usize) -> PathBuf {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join(format!("{safe}-game{game}.log"))
 }
 
 /// Results of one engine pair, from the first engine's point of view.
@@ -98,17 +137,15 @@ fn note_faults(r: &mut PairResult, g: &GameRecord) {
 }
 
 /// Run the match; PGN games are appended as they finish.
-pub fn run(cfg: &MatchConfig) -> Result<Report, String> {
+pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
     let n = cfg.engines.len();
     if n < 2 {
-        return Err("a match needs at least two --engine".into());
+        return Err(MatchError::TooFewEngines);
     }
     let names: Vec<&String> = cfg.engines.iter().map(|e| &e.name).collect();
     for (i, a) in names.iter().enumerate() {
         if names[..i].contains(a) {
-            return Err(format!(
-                "two engines are named `{a}`; give each a distinct name="
-            ));
+            return Err(MatchError::DuplicateName(a.to_string()));
         }
     }
     let pairs: Vec<(usize, usize)> = if n == 2 {
@@ -121,10 +158,16 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, String> {
         (1..n).map(|j| (0, j)).collect()
     };
     if cfg.sprt.is_some() && pairs.len() != 1 {
-        return Err("--sprt needs exactly two engines".into());
+        return Err(MatchError::SprtNeedsTwo);
     }
     if cfg.openings.is_empty() {
-        return Err("no openings".into());
+        return Err(MatchError::NoOpenings);
+    }
+    if let Some(dir) = &cfg.log_dir {
+        std::fs::create_dir_all(dir).map_err(|source| MatchError::LogDir {
+            path: dir.clone(),
+            source,
+        })?;
     }
     let mut order: Vec<usize> = (0..cfg.openings.len()).collect();
     if cfg.random_openings {
@@ -162,7 +205,7 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, String> {
     });
     let pgn = match &cfg.pgn {
         Some(p) => Some(Mutex::new(
-            evidence::open_append(p).map_err(|e| e.to_string())?,
+            evidence::open_append(p).map_err(MatchError::Pgn)?,
         )),
         None => None,
     };
@@ -181,8 +224,17 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, String> {
                     let Some(&(p, k)) = jobs.get(j) else { break };
                     let (a, b) = pairs[p];
                     let opening = &cfg.openings[order[k as usize % order.len()]];
-                    let g1 = play(&cfg.engines[a], &cfg.engines[b], opening, &cfg.game);
-                    let g2 = play(&cfg.engines[b], &cfg.engines[a], opening, &cfg.game);
+                    // Games 2j+1 (a has White) and 2j+2 (b has White) of the match.
+                    let logs = |game: usize, white: usize, black: usize| {
+                        [white, black].map(|e| {
+                            cfg.log_dir
+                                .as_deref()
+                                .map(|d| log_path(d, &cfg.engines[e].name, game))
+                        })
+                    };
+                    let (ea, eb) = (&cfg.engines[a], &cfg.engines[b]);
+                    let g1 = play(ea, eb, opening, &cfg.game, &logs(2 * j + 1, a, b));
+                    let g2 = play(eb, ea, opening, &cfg.game, &logs(2 * j + 2, b, a));
                     if let Some(w) = &pgn {
                         let mut f = w.lock().expect("pgn lock");
                         for (i, g) in [&g1, &g2].into_iter().enumerate() {

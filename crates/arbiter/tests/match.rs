@@ -1,6 +1,6 @@
 //! The arbiter end to end with scripted engines (and our own engine when it is built):
-//! faults are recorded as losses without stopping the match, fixed-node matches reproduce,
-//! the SPRT stops, and python-chess reads every PGN game.
+//! faults are recorded as losses without stopping the match, a slow engine loses on time,
+//! fixed-node matches reproduce, the SPRT stops, and python-chess reads every PGN game.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,16 +28,23 @@ fn book() -> String {
     )
 }
 
+/// Run a match: the JSON report from stdout (which must hold nothing else) and the human
+/// text from stderr.
 fn run(args: &[String]) -> (serde_json::Value, String) {
     let out = Command::new(arbiter())
         .args(args)
         .output()
         .expect("run arbiter");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "arbiter failed: {err}");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let json = &text[text.find("\n{").expect("JSON report") + 1..];
-    (serde_json::from_str(json).expect("report JSON"), text)
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "arbiter failed: {text}");
+    let json = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(&json)
+        .unwrap_or_else(|e| panic!("stdout is not only the JSON report ({e}):\n{json}"));
+    assert!(
+        text.contains("| pair | games |"),
+        "no table on stderr: {text}"
+    );
+    (report, text)
 }
 
 fn engine(name: &str, cmd: &str, mode: Option<&str>) -> Vec<String> {
@@ -103,6 +110,54 @@ fn faults_are_losses_and_the_match_goes_on() {
     assert!(games.contains("{hang stopped answering}"));
     assert!(games.contains("{crash-late crashed}"));
     assert!(games.contains("[Termination \"rules infraction\"]"));
+}
+
+#[test]
+fn a_slow_engine_loses_on_time_and_engine_stderr_is_logged() {
+    let tmp = tmp("time");
+    let d = tmp.path();
+    let (pgn, logs) = (d.join("time.pgn"), d.join("logs"));
+    // `slow` needs 3 s per move; the clock gives it 1 s (+ 50 ms margin) for the game.
+    let mut args = engine("quick", fake(), Some("random"));
+    args.extend(engine("slow", fake(), Some("slow")));
+    args.extend(s(&[
+        "--tc",
+        "1+0",
+        "--games",
+        "2",
+        "--concurrency",
+        "2",
+        "--quiet",
+    ]));
+    args.extend(["--pgn".into(), pgn.display().to_string()]);
+    args.extend(["--log".into(), logs.display().to_string()]);
+    let (report, text) = run(&args);
+    let p = &report["pairs"][0];
+    assert_eq!(p["second"], "slow", "{text}");
+    assert_eq!(
+        (
+            p["wins"].as_u64(),
+            p["losses"].as_u64(),
+            p["games"].as_u64()
+        ),
+        (Some(2), Some(0), Some(2)),
+        "{text}"
+    );
+    assert_eq!(p["timeLosses"], serde_json::json!([0, 2]), "{text}");
+    let games = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(games.matches("{slow loses on time}").count(), 2, "{games}");
+    assert_eq!(games.matches("[Termination \"time forfeit\"]").count(), 2);
+    // One stderr log per engine process. Game 1: quick (White) moves, slow flags on its first
+    // move. Game 2: slow (White) flags at once, so quick is never asked to move.
+    let log = |name: &str, game: u32| {
+        let p = logs.join(format!("{name}-game{game}.log"));
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    };
+    assert_eq!(log("quick", 1), "fake-random: go 1\n");
+    assert_eq!(log("slow", 1), "fake-slow: go 1\n");
+    assert_eq!(log("slow", 2), "fake-slow: go 1\n");
+    assert_eq!(log("quick", 2), "");
+    assert_eq!(std::fs::read_dir(&logs).unwrap().count(), 4);
 }
 
 fn movetext(pgn: &Path) -> Vec<String> {

@@ -2,7 +2,9 @@
 //!
 //! Modes: `random` (a legal move chosen by a hash of the position: deterministic),
 //! `illegal` (answers a1a1), `hang` (never answers `go`), `crash` (exits on `go`),
-//! `crash-late` (plays legal moves, exits on its 5th `go`), `slow` (sleeps 3 s per move).
+//! `crash-late` (plays legal moves, exits on its 5th `go`), `slow` (sleeps 3 s per move:
+//! loses on time at any clock under 3 s). Each `go` is noted on stderr (`fake-MODE: go N`),
+//! for the tests of `arbiter --log`.
 
 use std::io::{BufRead, Write};
 
@@ -41,6 +43,7 @@ fn main() {
             }
             Some("go") => {
                 gos += 1;
+                eprintln!("fake-{mode}: go {gos}");
                 match mode.as_str() {
                     "hang" => continue,
                     "crash" => std::process::exit(3),
