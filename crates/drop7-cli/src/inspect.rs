@@ -1,72 +1,103 @@
 //! Parity and debugging tools: `drop7 leaf`, `drop7 search` (single state or `--batch` JSON
 //! lines on stdin) and the D7P protocol server.
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
+use std::str::FromStr;
 
+use anyhow::{Context, anyhow, bail};
 use clap::Args;
 use drop7::board::Board;
 use drop7::fair_leaf::{TERM_NAMES, WEIGHTS, combine, fair_terms};
 use drop7::game::PublicState;
-use drop7::policy::parse_depth_samples;
+use drop7::policy::BuiltinPolicy;
 use drop7::search::{FairLeaf, SearchConfig, Searcher, TableKind};
+use ntuple::policy::PolicySpec;
 use serde_json::{Value, json};
 
-use crate::mechanics::{CliResult, quiet_on_broken_pipe};
+use crate::args::{BoardArg, ModelArg};
+use crate::output::{flush, write_line};
 
 #[derive(Args)]
 pub struct StateArgs {
     /// 49 digits, row-major from the top (or `startpos`).
     #[arg(long, required_unless_present = "batch")]
-    board: Option<String>,
+    board: Option<BoardArg>,
     /// The disc to drop, 1-7.
-    #[arg(long, required_unless_present = "batch")]
+    #[arg(long, required_unless_present = "batch", value_parser = clap::value_parser!(u8).range(1..=7))]
     next: Option<u8>,
     /// Moves until the next rise, 1-5.
-    #[arg(long, required_unless_present = "batch")]
+    #[arg(long, required_unless_present = "batch", value_parser = clap::value_parser!(u8).range(1..=5))]
     rise: Option<u8>,
-    /// Read JSON lines {"board","next","rise"[,"policy"]} on stdin; one JSON line out per line in.
-    #[arg(long)]
+    /// Read JSON lines {"board","next","rise"[,"policy"]} on stdin; one JSON line out per line
+    /// in (a bad line gets {"line","error"} and the batch goes on).
+    #[arg(long, conflicts_with_all = ["board", "next", "rise"])]
     batch: bool,
+}
+
+/// The fair search at depth N with K samples: `fair-dNsK`.
+fn fair_search(s: &str) -> anyhow::Result<(u32, u32)> {
+    match s.parse::<BuiltinPolicy>()? {
+        BuiltinPolicy::Fair { depth, samples } => Ok((depth, samples)),
+        other => bail!("`{other}` is not a search: expected fair-dNsK, e.g. fair-d3s7"),
+    }
+}
+
+/// Transposition table choice for `search`.
+#[derive(Debug, Clone, Copy)]
+pub struct TableArg(Option<TableKind>);
+
+impl FromStr for TableArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(Self(match s {
+            "default" => None,
+            "none" => Some(TableKind::None),
+            "exact" => Some(TableKind::Exact),
+            n => Some(TableKind::Direct(n.parse().map_err(|_| {
+                format!("`{n}` is not none, exact, default or an entry count")
+            })?)),
+        }))
+    }
 }
 
 #[derive(Args)]
 pub struct SearchArgs {
     #[command(flatten)]
     state: StateArgs,
-    /// fair-dNsK (e.g. fair-d3s7); a batch line's "policy" field overrides it.
-    #[arg(long, default_value = "fair-d3s7")]
-    policy: String,
-    /// Transposition table: none (reference work counts), exact, or a size (direct-mapped).
+    /// The search, fair-dNsK (e.g. fair-d3s7); a batch line's "policy" field overrides it.
+    #[arg(long, default_value = "fair-d3s7", value_parser = fair_search)]
+    policy: (u32, u32),
+    /// Transposition table: none (the reference's table-free work counts), exact (the
+    /// reference LRU's counts), default (the deployment table), or a direct-mapped size.
     #[arg(long, default_value = "default")]
-    table: String,
+    table: TableArg,
 }
 
-fn parse_state(board: &str, next: u64, rise: u64) -> Result<PublicState, String> {
-    let b = if board == "startpos" {
-        Board::start()
-    } else {
-        Board::parse(board).map_err(|e| e.to_string())?
-    };
+fn parse_state(board: Board, next: u64, rise: u64) -> anyhow::Result<PublicState> {
     if !(1..=7).contains(&next) {
-        return Err(format!("bad next disc {next}: discs are 1-7"));
+        bail!("bad next disc {next}: discs are 1-7");
     }
     if !(1..=5).contains(&rise) {
-        return Err(format!("bad rise {rise}: moves until the rise is 1-5"));
+        bail!("bad rise {rise}: moves until the rise is 1-5");
     }
     Ok(PublicState {
-        board: b,
+        board,
         next: next as u8,
         moves_remaining: rise as u8,
     })
 }
 
-fn state_from_json(v: &Value) -> Result<PublicState, String> {
+fn state_from_json(v: &Value) -> anyhow::Result<PublicState> {
     let board = v["board"]
         .as_str()
-        .ok_or("missing \"board\" (a 49-digit string)")?;
-    let next = v["next"].as_u64().ok_or("missing \"next\" (1-7)")?;
-    let rise = v["rise"].as_u64().ok_or("missing \"rise\" (1-5)")?;
-    parse_state(board, next, rise)
+        .ok_or_else(|| anyhow!("missing \"board\" (a 49-digit string)"))?;
+    let next = v["next"]
+        .as_u64()
+        .ok_or_else(|| anyhow!("missing \"next\" (1-7)"))?;
+    let rise = v["rise"]
+        .as_u64()
+        .ok_or_else(|| anyhow!("missing \"rise\" (1-5)"))?;
+    parse_state(board.parse::<BoardArg>()?.0, next, rise)
 }
 
 /// A number as the reference prints it (`%.17g`): integral values without a fraction.
@@ -86,24 +117,12 @@ fn leaf_json(s: &PublicState) -> Value {
     json!({"board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining, "leaf": num(combine(&terms)), "terms": list})
 }
 
-fn search_config(policy: &str, table: &str) -> Result<SearchConfig, String> {
-    let (d, k) = policy
-        .strip_prefix("fair-")
-        .and_then(parse_depth_samples)
-        .ok_or_else(|| {
-            format!("bad search policy `{policy}`: expected fair-dNsK, e.g. fair-d3s7")
-        })?;
+fn search_config((d, k): (u32, u32), table: TableArg) -> SearchConfig {
     let mut cfg = SearchConfig::fair(d, k);
-    cfg.table = match table {
-        "default" => cfg.table,
-        "none" => TableKind::None,
-        "exact" => TableKind::Exact,
-        n => TableKind::Direct(
-            n.parse()
-                .map_err(|_| format!("bad --table `{n}`: none, exact, default or a size"))?,
-        ),
-    };
-    Ok(cfg)
+    if let Some(t) = table.0 {
+        cfg.table = t;
+    }
+    cfg
 }
 
 fn search_json(s: &PublicState, cfg: SearchConfig) -> Value {
@@ -122,47 +141,50 @@ fn search_json(s: &PublicState, cfg: SearchConfig) -> Value {
 }
 
 /// Run `f` on one state from the flags, or on every stdin line with `--batch`. A bad batch
-/// line gets {"error": …} on its own output line; the batch goes on.
+/// line gets {"line", "error"} on its own output line; the batch goes on.
 fn each_state(
     a: &StateArgs,
-    mut f: impl FnMut(&PublicState, &Value) -> Result<Value, String>,
-) -> CliResult {
+    mut f: impl FnMut(&PublicState, &Value) -> anyhow::Result<Value>,
+) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if !a.batch {
-        let s = parse_state(
-            a.board.as_deref().unwrap_or(""),
-            a.next.unwrap_or(0) as u64,
-            a.rise.unwrap_or(0) as u64,
-        )?;
+        let (Some(b), Some(n), Some(r)) = (a.board, a.next, a.rise) else {
+            bail!("--board, --next and --rise are required without --batch");
+        };
+        let s = parse_state(b.0, n as u64, r as u64)?;
         let v = f(&s, &Value::Null)?;
-        return writeln!(out, "{v}").or_else(quiet_on_broken_pipe);
+        if write_line(&mut out, &v.to_string())? {
+            flush(&mut out)?;
+        }
+        return Ok(());
     }
     for (i, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line.map_err(|e| e.to_string())?;
+        let line = line.context("reading standard input")?;
         if line.trim().is_empty() {
             continue;
         }
         let result = serde_json::from_str::<Value>(&line)
-            .map_err(|e| format!("not JSON: {e}"))
+            .map_err(|e| anyhow!("not JSON: {e}"))
             .and_then(|v| state_from_json(&v).and_then(|s| f(&s, &v)));
-        let v = result.unwrap_or_else(|e| json!({"line": i + 1, "error": e}));
-        if let Err(e) = writeln!(out, "{v}").and_then(|()| out.flush()) {
-            return quiet_on_broken_pipe(e);
+        let v = result.unwrap_or_else(|e| json!({"line": i + 1, "error": format!("{e:#}")}));
+        if !write_line(&mut out, &v.to_string())? {
+            return Ok(());
         }
+        flush(&mut out)?;
     }
     Ok(())
 }
 
-pub fn leaf(a: StateArgs) -> CliResult {
+pub fn leaf(a: StateArgs) -> anyhow::Result<()> {
     each_state(&a, |s, _| Ok(leaf_json(s)))
 }
 
-pub fn search(a: SearchArgs) -> CliResult {
-    let default_cfg = search_config(&a.policy, &a.table)?;
+pub fn search(a: SearchArgs) -> anyhow::Result<()> {
+    let default_cfg = search_config(a.policy, a.table);
     each_state(&a.state, |s, v| {
         let cfg = match v["policy"].as_str() {
-            Some(p) => search_config(p, &a.table)?,
+            Some(p) => search_config(fair_search(p)?, a.table),
             None => default_cfg,
         };
         Ok(search_json(s, cfg))
@@ -171,29 +193,30 @@ pub fn search(a: SearchArgs) -> CliResult {
 
 #[derive(Args)]
 pub struct D7pArgs {
-    /// The policy that answers `go`.
+    /// The policy that answers `go` (any `play` policy).
     #[arg(long)]
-    policy: String,
+    policy: PolicySpec,
+    #[command(flatten)]
+    model: ModelArg,
 }
 
 /// The D7P line protocol: `d7p`, `isready`, `position startpos|board <49> next D rise R`,
 /// `go` → `bestmove C|none`, `quit`; anything else → `info unknown command …`.
-pub fn d7p(a: D7pArgs) -> CliResult {
-    let factory = crate::policies::factory(&a.policy)?;
-    let mut policy = factory();
+pub fn d7p(a: D7pArgs) -> anyhow::Result<()> {
+    let mut policy = a.model.factory(&a.policy)?();
+    let name = a.policy.to_string();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut state: Option<PublicState> = None;
     for line in std::io::stdin().lock().lines() {
-        let line = line.map_err(|e| e.to_string())?;
+        let line = line.context("reading standard input")?;
         let words: Vec<&str> = line.split_whitespace().collect();
         let reply = match words.as_slice() {
             [] => continue,
             ["quit"] => break,
             ["d7p"] => format!(
-                "id name actuary-drop7 {}\nid family {}\nid public-information true\nd7pok",
-                a.policy,
-                a.policy.split('-').next().unwrap_or(&a.policy)
+                "id name actuary-drop7 {name}\nid family {}\nid public-information true\nd7pok",
+                name.split('-').next().unwrap_or(&name)
             ),
             ["isready"] => "readyok".to_owned(),
             ["position", rest @ ..] => match parse_position(rest) {
@@ -201,7 +224,7 @@ pub fn d7p(a: D7pArgs) -> CliResult {
                     state = Some(s);
                     continue;
                 }
-                Err(e) => format!("info string error: {e}"),
+                Err(e) => format!("info string error: {e:#}"),
             },
             ["go", ..] => match &state {
                 None => "info string error: go before position\nbestmove none".to_owned(),
@@ -212,29 +235,26 @@ pub fn d7p(a: D7pArgs) -> CliResult {
             },
             _ => format!("info unknown command {line}"),
         };
-        if let Err(e) = writeln!(out, "{reply}").and_then(|()| out.flush()) {
-            return quiet_on_broken_pipe(e);
+        if !write_line(&mut out, &reply)? {
+            return Ok(());
         }
+        flush(&mut out)?;
     }
     Ok(())
 }
 
-fn parse_position(words: &[&str]) -> Result<PublicState, String> {
+fn parse_position(words: &[&str]) -> anyhow::Result<PublicState> {
     let (board, rest) = match words {
         ["startpos", rest @ ..] => ("startpos", rest),
         ["board", b, rest @ ..] => (*b, rest),
-        _ => {
-            return Err(
-                "expected `position startpos|board <49 digits> next <1-7> rise <1-5>`".into(),
-            );
-        }
+        _ => bail!("expected `position startpos|board <49 digits> next <1-7> rise <1-5>`"),
     };
     match rest {
         ["next", n, "rise", r] => {
-            let n = n.parse::<u64>().map_err(|_| format!("bad next `{n}`"))?;
-            let r = r.parse::<u64>().map_err(|_| format!("bad rise `{r}`"))?;
-            parse_state(board, n, r)
+            let n = n.parse::<u64>().map_err(|_| anyhow!("bad next `{n}`"))?;
+            let r = r.parse::<u64>().map_err(|_| anyhow!("bad rise `{r}`"))?;
+            parse_state(board.parse::<BoardArg>()?.0, n, r)
         }
-        _ => Err("expected `... next <1-7> rise <1-5>`".into()),
+        _ => bail!("expected `... next <1-7> rise <1-5>`"),
     }
 }

@@ -1,30 +1,33 @@
-//! `drop7`: the command line over the drop7 engine (and, later, the n-tuple learner).
+//! `drop7`: the command line over the `drop7` and `ntuple` libraries — argument mapping and
+//! output formatting only.
 //!
-//! Every subcommand prints machine-readable output (JSON lines) on stdout and human notes on
-//! stderr; bad input gets one `error: …` line and exit status 2, never a panic.
+//! Results go to stdout (text, or JSON where a command has `--json`; JSON lines for the
+//! record-producing commands); progress bars and notes go to stderr. Bad input gets one
+//! `error: …` line naming the flag and what it accepts, and exit status 2, never a panic.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod args;
 mod inspect;
 mod learn;
 mod mechanics;
+mod output;
 mod play;
-mod policies;
 mod screen;
 
-/// Drop7 (Hardcore, headless) engine, bit-identical to the drop7-bench reference simulator.
+/// Drop7 (Hardcore, headless): an engine bit-identical to the drop7-bench reference
+/// simulator, its fair expectimax search, n-tuple learning, paired screens and a seed ledger.
 #[derive(Parser)]
 #[command(name = "drop7", version, about, long_about = None, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Model file for `ntuple-*` policies written without `@FILE` (or set DROP7_MODEL).
-    #[arg(long, global = true)]
-    model: Option<std::path::PathBuf>,
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Play one headless game and print one JSON object per move in the reference trace format.
@@ -33,7 +36,7 @@ enum Command {
     Step(mechanics::StepArgs),
     /// Draw a board in the terminal (`.` empty, `#` solid, `x` cracked, digits numbered).
     Show(mechanics::ShowArgs),
-    /// Measure simulator speed: whole random-policy games from a fixed seed block.
+    /// Measure speed: whole reference-random games, or a policy's decisions (--policy).
     Bench(mechanics::BenchArgs),
     /// Play whole games with a policy on a seed block, in parallel; one JSON line per game.
     Play(play::PlayArgs),
@@ -54,8 +57,20 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    policies::set_default_model(cli.model.clone());
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+            if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // one line: clap's first line names the flag and what it accepts
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: bad arguments"));
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
         Command::Trace(a) => mechanics::trace(a),
         Command::Step(a) => mechanics::step(a),
@@ -73,7 +88,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }

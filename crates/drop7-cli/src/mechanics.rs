@@ -1,76 +1,71 @@
-//! Subcommands over the bare rules: trace, step, show, bench.
+//! `trace`, `step`, `show`, `bench`: the bare rules and their speed.
 
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::time::Instant;
 
-use clap::{Args, ValueEnum};
-use drop7::board::Board;
-use drop7::game::{Game, TraceRandom, center_column, leftmost_column};
-use drop7::rng::{parse_seed, seed_hex};
+use anyhow::{Context, bail};
+use clap::Args;
+use drop7::game::{Game, TraceRandom};
+use drop7::policy::BuiltinPolicy;
+use drop7::rng::seed_hex;
+use drop7::runner::{time_decisions, trace_random_block};
+use drop7::seeds::{SeedBlock, parse_seed};
 use drop7::trace::traced_move;
+use ntuple::policy::PolicySpec;
 
-pub type CliResult = Result<(), String>;
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum SimplePolicy {
-    /// The reference trace policy (Mulberry32 stream from the seed, uniform over legal columns).
-    Random,
-    /// Lowest legal column.
-    Leftmost,
-    /// First legal column in the order 3,2,4,1,5,0,6.
-    Center,
-}
+use crate::args::{BoardArg, ModelArg};
+use crate::output::{print_line, write_line};
 
 #[derive(Args)]
 pub struct TraceArgs {
     /// Game seed, decimal or 0x-hex (e.g. 0x2d700000).
-    #[arg(long)]
-    seed: String,
-    #[arg(long, value_enum, default_value = "random")]
-    policy: SimplePolicy,
+    #[arg(long, value_parser = parse_seed)]
+    seed: u32,
+    /// Who plays: `trace-random` (the reference trace policy, a Mulberry32 stream from the
+    /// seed: reproduces the reference traces), or any policy `play` takes (random, center,
+    /// leftmost, fair-dNsK, ntuple-...).
+    #[arg(long, default_value = "trace-random")]
+    policy: PolicySpec,
     /// Stop after this many moves (the research cap is 2000).
     #[arg(long, default_value_t = 2000)]
     max_moves: u32,
+    #[command(flatten)]
+    model: ModelArg,
 }
 
-pub fn trace(a: TraceArgs) -> CliResult {
-    let seed = parse_seed(&a.seed)?;
-    let mut game = Game::new(seed).with_cap(a.max_moves);
-    let mut random = TraceRandom::new(seed);
+pub fn trace(a: TraceArgs) -> anyhow::Result<()> {
+    let mut game = Game::new(a.seed).with_cap(a.max_moves);
+    // the reference trace policy draws from the game seed, so it is not a `Policy`
+    let mut trace_random = TraceRandom::new(a.seed);
+    let mut policy = match &a.policy {
+        PolicySpec::Builtin(BuiltinPolicy::TraceRandom) => None,
+        spec => Some(a.model.factory(spec)?()),
+    };
+    let mut choose = |g: &Game| match policy.as_mut() {
+        None => trace_random.choose(&g.board),
+        Some(p) => p.choose(&g.public()).column,
+    };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     while !game.finished() {
-        let column = match a.policy {
-            SimplePolicy::Random => random.choose(&game.board),
-            SimplePolicy::Leftmost => leftmost_column(&game.board),
-            SimplePolicy::Center => center_column(&game.board),
-        }
-        .ok_or("no legal column in a live game (engine bug)")?;
-        let line = traced_move(&mut game, column).map_err(|e| e.to_string())?;
-        let written = serde_json::to_writer(&mut out, &line)
-            .map_err(std::io::Error::from)
-            .and_then(|()| writeln!(out));
-        if let Err(e) = written {
-            return quiet_on_broken_pipe(e);
+        let Some(column) = choose(&game) else {
+            bail!("the policy gave no legal column in a live game");
+        };
+        let line = traced_move(&mut game, column)?;
+        let text = serde_json::to_string(&line).expect("a trace line serialises");
+        if !write_line(&mut out, &text)? {
+            return Ok(());
         }
     }
-    out.flush().or_else(quiet_on_broken_pipe)
-}
-
-/// A reader that stops early (`| head`) is not an error.
-pub fn quiet_on_broken_pipe(e: std::io::Error) -> CliResult {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Ok(())
-    } else {
-        Err(e.to_string())
-    }
+    crate::output::flush(&mut out)
 }
 
 #[derive(Args)]
 pub struct StepArgs {
-    /// 49 digits, row-major from the top (0 empty, 1-7 numbered, 8 solid, 9 cracked).
+    /// 49 digits, row-major from the top (0 empty, 1-7 numbered, 8 solid, 9 cracked), or
+    /// `startpos`.
     #[arg(long)]
-    board: String,
+    board: BoardArg,
     /// The disc to drop, 1-7.
     #[arg(long)]
     next: u8,
@@ -81,161 +76,101 @@ pub struct StepArgs {
     #[arg(long)]
     column: usize,
     /// Seed of the Mulberry32 reveal stream, used raw (not mixed), decimal or 0x-hex.
-    #[arg(long, default_value = "0")]
-    reveal_seed: String,
+    #[arg(long, default_value = "0", value_parser = parse_seed)]
+    reveal_seed: u32,
 }
 
-pub fn step(a: StepArgs) -> CliResult {
-    let board = Board::parse(&a.board).map_err(|e| e.to_string())?;
-    let seed = parse_seed(&a.reveal_seed)?;
-    let result =
-        drop7::trace::step(&board, a.next, a.rise, a.column, seed).map_err(|e| e.to_string())?;
-    println!(
-        "{}",
-        serde_json::to_string(&result).map_err(|e| e.to_string())?
-    );
-    Ok(())
+pub fn step(a: StepArgs) -> anyhow::Result<()> {
+    let result = drop7::trace::step(&a.board.0, a.next, a.rise, a.column, a.reveal_seed)?;
+    print_line(&serde_json::to_string(&result).expect("a step serialises"))
 }
 
 #[derive(Args)]
 pub struct ShowArgs {
     /// 49 digits, row-major from the top; `startpos` for the opening board.
     #[arg(long)]
-    board: String,
+    board: BoardArg,
 }
 
-pub fn show(a: ShowArgs) -> CliResult {
-    let board = if a.board == "startpos" {
-        Board::start()
-    } else {
-        Board::parse(&a.board).map_err(|e| e.to_string())?
-    };
-    print!("{}", board.render());
-    Ok(())
+pub fn show(a: ShowArgs) -> anyhow::Result<()> {
+    crate::output::print_text(&a.board.0.render())
 }
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Time a policy's decisions instead of the bare simulator (e.g. fair-d3s7, fair-d4s7):
-    /// it plays its own games from --start and the first --decisions decisions are timed.
+    /// Time a policy's decisions instead of the bare simulator (e.g. fair-d3s7, fair-d4s7,
+    /// ntuple-d3s7): it plays its own games from --start, and the first --decisions
+    /// decisions are timed on one thread.
     #[arg(long)]
-    policy: Option<String>,
+    policy: Option<PolicySpec>,
     /// Decisions to time with --policy.
     #[arg(long, default_value_t = 50)]
     decisions: u32,
-    /// First seed of the block.
-    #[arg(long, default_value = "0x2d700000")]
-    start: String,
-    /// Number of games (seeds start, start+1, ...).
+    /// First seed of the block, decimal or 0x-hex.
+    #[arg(long, default_value = "0x2d700000", value_parser = parse_seed)]
+    start: u32,
+    /// Number of reference-random games (seeds start, start+1, ...) for the simulator bench.
     #[arg(long, default_value_t = 400_000)]
     games: u32,
     /// Print the result as one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    model: ModelArg,
 }
 
-/// Totals of a block of random-policy games: identical on every run and every machine.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct BlockTotals {
-    pub games: u64,
-    pub moves: u64,
-    pub score: u64,
-}
-
-/// Play `games` whole reference-random games from `start`, single thread, no allocation.
-pub fn random_block(start: u32, games: u32) -> BlockTotals {
-    let mut t = BlockTotals::default();
-    for i in 0..games {
-        let seed = start.wrapping_add(i);
-        let mut game = Game::new(seed);
-        let mut policy = TraceRandom::new(seed);
-        while !game.finished() {
-            let Some(c) = policy.choose(&game.board) else {
-                break;
-            };
-            game.play(c, &mut ()).expect("policy picks legal columns");
-        }
-        t.games += 1;
-        t.moves += game.moves_played as u64;
-        t.score += game.score;
+pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
+    if let Some(spec) = &a.policy {
+        return bench_policy(&a, spec);
     }
-    t
-}
-
-pub fn bench(a: BenchArgs) -> CliResult {
-    let start = parse_seed(&a.start)?;
-    if let Some(name) = &a.policy {
-        return bench_policy(name, start, a.decisions, a.json);
-    }
+    let block = SeedBlock::new(a.start, a.games as u64).context("--start/--games")?;
     let t0 = Instant::now();
-    let totals = random_block(start, a.games);
+    let totals = trace_random_block(block);
     let secs = t0.elapsed().as_secs_f64();
     let mps = totals.moves as f64 / secs;
     if a.json {
         let j = serde_json::json!({
-            "start": seed_hex(start), "games": totals.games, "moves": totals.moves,
+            "start": seed_hex(a.start), "games": totals.games, "moves": totals.moves,
             "score": totals.score, "seconds": secs, "movesPerSecond": mps, "threads": 1,
         });
-        println!("{j}");
+        print_line(&j.to_string())
     } else {
-        println!(
-            "seeds {}:{}  games {}  moves {}  total score {}",
-            seed_hex(start),
-            a.games,
+        print_line(&format!(
+            "seeds {block}  games {}  moves {}  total score {}\ntime {secs:.3} s  {:.2} M moves/s  {:.0} games/s (1 thread)",
             totals.games,
             totals.moves,
-            totals.score
-        );
-        println!(
-            "time {secs:.3} s  {:.2} M moves/s  {:.0} games/s (1 thread)",
+            totals.score,
             mps / 1e6,
             totals.games as f64 / secs
-        );
+        ))
     }
-    Ok(())
 }
 
 /// Time single-thread decisions of a policy along its own games from `start`.
-fn bench_policy(name: &str, start: u32, decisions: u32, json: bool) -> CliResult {
-    let mut policy = crate::policies::factory(name)?();
-    let (mut n, mut work, mut secs, mut worst) = (0u32, 0u64, 0.0f64, 0.0f64);
-    let mut seed = start;
-    let bar = indicatif::ProgressBar::new(decisions as u64);
-    while n < decisions {
-        let mut game = Game::new(seed);
-        while !game.finished() && n < decisions {
-            let t0 = Instant::now();
-            let choice = policy.choose(&game.public());
-            let dt = t0.elapsed().as_secs_f64();
-            secs += dt;
-            worst = worst.max(dt);
-            work += choice.work;
-            n += 1;
-            bar.inc(1);
-            let column = choice
-                .column
-                .ok_or("policy returned no column in a live game")?;
-            game.play(column, &mut ()).map_err(|e| e.to_string())?;
-        }
-        seed = seed.wrapping_add(1);
-    }
+fn bench_policy(a: &BenchArgs, spec: &PolicySpec) -> anyhow::Result<()> {
+    let mut policy = a.model.factory(spec)?();
+    let bar = indicatif::ProgressBar::new(a.decisions as u64);
+    let t = time_decisions(policy.as_mut(), a.start, a.decisions, || bar.inc(1))?;
     bar.finish_and_clear();
-    let per = secs / n as f64;
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"policy": name, "start": seed_hex(start), "decisions": n, "secondsPerDecision": per,
-                "worstSeconds": worst, "workPerDecision": work as f64 / n as f64, "workPerSecond": work as f64 / secs, "threads": 1})
-        );
+    let n = t.decisions as f64;
+    let per = t.seconds / n;
+    let name = policy.name();
+    if a.json {
+        print_line(
+            &serde_json::json!({"policy": name, "start": seed_hex(a.start), "decisions": t.decisions,
+                "secondsPerDecision": per, "worstSeconds": t.worst_seconds,
+                "workPerDecision": t.work as f64 / n, "workPerSecond": t.work as f64 / t.seconds, "threads": 1})
+            .to_string(),
+        )
     } else {
-        println!(
-            "{name}: {n} decisions from {}  {:.1} ms/decision (worst {:.1} ms)  work/decision {:.0}  {:.2} M work/s (1 thread)",
-            seed_hex(start),
+        print_line(&format!(
+            "{name}: {} decisions from {}  {:.1} ms/decision (worst {:.1} ms)  work/decision {:.0}  {:.2} M work/s (1 thread)",
+            t.decisions,
+            seed_hex(a.start),
             per * 1e3,
-            worst * 1e3,
-            work as f64 / n as f64,
-            work as f64 / secs / 1e6
-        );
+            t.worst_seconds * 1e3,
+            t.work as f64 / n,
+            t.work as f64 / t.seconds / 1e6
+        ))
     }
-    Ok(())
 }

@@ -52,7 +52,7 @@ fn vectors(name: &str) -> String {
 
 #[test]
 fn trace_is_byte_identical_to_the_reference() {
-    let out = drop7(&["trace", "--seed", "0x2d700005", "--policy", "random"]);
+    let out = drop7(&["trace", "--seed", "0x2d700005", "--policy", "trace-random"]);
     assert!(out.status.success());
     let want: Vec<String> = vectors("traces-random.jsonl")
         .lines()
@@ -103,7 +103,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (
             vec!["play", "--policy", "fair-dXs7", "--seeds", "1:2"],
-            "unknown policy",
+            "'--policy <POLICY>': bad search `dXs7`: expected dNsK",
         ),
         (
             vec!["play", "--policy", "center", "--seeds", "1"],

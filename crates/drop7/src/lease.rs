@@ -1,13 +1,18 @@
 //! Seed leases: a small JSON ledger of reserved seed blocks and their roles, so that a
 //! screen block is opened once and never overlaps training or validation seeds (SPEC §3,
-//! "seed discipline"). Writes are atomic; the ledger is meant to live in version control
-//! next to the results it guards.
+//! "seed discipline"). The ledger is meant to live in version control next to the results it
+//! guards.
+//!
+//! Every change goes through [`Ledger::update`]: an exclusive lock on a sibling `.lock` file,
+//! then read, change, atomic write. Two screens started at once therefore see each other's
+//! leases (without the lock, both read the old file and the second write drops the first
+//! lease, or both open the same fresh block).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::rng::seed_hex;
+use crate::seeds::{SeedBlock, seed_hex};
 
 /// What a block is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,13 +24,13 @@ pub enum Role {
 }
 
 impl std::str::FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = LeaseError;
+    fn from_str(s: &str) -> Result<Self, LeaseError> {
         match s {
             "training" => Ok(Role::Training),
             "validation" => Ok(Role::Validation),
             "screen" => Ok(Role::Screen),
-            _ => Err(format!("bad role `{s}`: training, validation or screen")),
+            _ => Err(LeaseError::Role(s.to_owned())),
         }
     }
 }
@@ -38,6 +43,57 @@ impl std::fmt::Display for Role {
             Role::Screen => "screen",
         })
     }
+}
+
+/// Why the ledger refused, or could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    #[error("bad role `{0}`: training, validation or screen")]
+    Role(String),
+    #[error("{path}: not a seed ledger: {message}")]
+    Format { path: PathBuf, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "seeds {block} overlap {role} lease `{id}` ({range}); a {wanted} block must not share seeds with {role} data"
+    )]
+    OtherRole {
+        block: String,
+        role: Role,
+        id: String,
+        range: String,
+        wanted: Role,
+    },
+    #[error(
+        "seeds {block} partly overlap {role} lease `{id}` ({range}); pass --force to read them anyway"
+    )]
+    Partial {
+        block: String,
+        role: Role,
+        id: String,
+        range: String,
+    },
+    #[error(
+        "{role} block `{id}` ({range}) was already opened by `{by}`; screen blocks are opened once (pass --force to reuse it, knowing it is no longer fresh)"
+    )]
+    AlreadyOpened {
+        role: Role,
+        id: String,
+        range: String,
+        by: String,
+    },
+    #[error("seeds {block} overlap lease `{id}` ({role} {range})")]
+    Overlap {
+        block: String,
+        id: String,
+        role: Role,
+        range: String,
+    },
+    #[error("a lease named `{0}` already exists")]
+    Exists(String),
 }
 
 /// Reserved (not yet read) or opened (read at least once).
@@ -68,9 +124,10 @@ pub struct Lease {
 }
 
 impl Lease {
-    fn range(&self) -> Result<(u64, u64), String> {
-        let p = |s: &str| crate::rng::parse_seed(s).map(u64::from);
-        let start = p(&self.range_start_hex)?;
+    /// The lease's block, checked (start, end and no wrap).
+    pub fn block(&self) -> Result<SeedBlock, String> {
+        let start = crate::seeds::parse_seed(&self.range_start_hex)
+            .map_err(|e| format!("lease {}: {e}", self.id))?;
         // the end may be 0x100000000
         let end = u64::from_str_radix(self.range_end_exclusive_hex.trim_start_matches("0x"), 16)
             .map_err(|_| {
@@ -79,7 +136,12 @@ impl Lease {
                     self.id, self.range_end_exclusive_hex
                 )
             })?;
-        Ok((start, end))
+        let count = end.saturating_sub(start as u64);
+        SeedBlock::new(start, count).map_err(|e| format!("lease {}: {e}", self.id))
+    }
+
+    fn range(&self) -> String {
+        format!("{}..{}", self.range_start_hex, self.range_end_exclusive_hex)
     }
 }
 
@@ -88,84 +150,138 @@ impl Lease {
 pub struct Ledger {
     pub format: String,
     pub leases: Vec<Lease>,
+    /// Each lease's block, parsed once at load (not serialised).
+    #[serde(skip)]
+    blocks: Vec<SeedBlock>,
 }
 
 /// The ledger format tag.
 pub const LEDGER_FORMAT: &str = "actuary-seed-ledger-v1";
 
 impl Ledger {
+    /// An empty ledger.
+    pub fn new() -> Self {
+        Self {
+            format: LEDGER_FORMAT.into(),
+            leases: vec![],
+            blocks: vec![],
+        }
+    }
+
     /// Read a ledger; a missing file is an empty ledger.
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub fn load(path: &Path) -> Result<Self, LeaseError> {
         match std::fs::read_to_string(path) {
             Ok(text) => {
-                let l: Ledger = serde_json::from_str(&text)
-                    .map_err(|e| format!("{}: not a seed ledger: {e}", path.display()))?;
-                for lease in &l.leases {
-                    lease
-                        .range()
-                        .map_err(|e| format!("{}: {e}", path.display()))?;
-                }
+                let format = |message: String| LeaseError::Format {
+                    path: path.to_owned(),
+                    message,
+                };
+                let mut l: Ledger =
+                    serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
+                l.blocks = l
+                    .leases
+                    .iter()
+                    .map(Lease::block)
+                    .collect::<Result<_, _>>()
+                    .map_err(format)?;
                 Ok(l)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ledger {
-                format: LEDGER_FORMAT.into(),
-                leases: vec![],
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::new()),
+            Err(source) => Err(LeaseError::Io {
+                path: path.to_owned(),
+                source,
             }),
-            Err(e) => Err(format!("{}: {e}", path.display())),
         }
     }
 
     /// Write atomically.
-    pub fn save(&self, path: &Path) -> Result<(), String> {
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())? + "\n";
-        evidence::atomic_write(path, text.as_bytes()).map_err(|e| e.to_string())
-    }
-
-    fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = (usize, &Lease, u64, u64)> {
-        self.leases.iter().enumerate().filter_map(move |(i, l)| {
-            let (s, e) = l.range().ok()?;
-            (s < end && start < e).then_some((i, l, s, e))
+    pub fn save(&self, path: &Path) -> Result<(), LeaseError> {
+        let text = serde_json::to_string_pretty(self).expect("a ledger serialises") + "\n";
+        evidence::atomic_write(path, text.as_bytes()).map_err(|e| LeaseError::Io {
+            path: path.to_owned(),
+            source: e.into_io(),
         })
     }
 
-    /// Reserve `[start, start+count)` for `role`. Refuses any overlap with an existing lease.
+    /// Load, apply `change`, save — all under an exclusive lock on `PATH.lock`, so concurrent
+    /// processes (on one machine, or on a shared file system that honours `flock`) serialise.
+    /// Nothing is written when `change` fails.
+    pub fn update<T>(
+        path: &Path,
+        change: impl FnOnce(&mut Ledger) -> Result<T, LeaseError>,
+    ) -> Result<T, LeaseError> {
+        let io = |p: &Path| {
+            let p = p.to_owned();
+            move |source| LeaseError::Io { path: p, source }
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+        let mut lock_name = path.as_os_str().to_owned();
+        lock_name.push(".lock");
+        let lock_path = PathBuf::from(lock_name);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
+        lock.lock().map_err(io(&lock_path))?;
+        let mut ledger = Self::load(path)?;
+        let out = change(&mut ledger)?;
+        ledger.save(path)?;
+        Ok(out)
+    }
+
+    fn overlapping(&self, block: SeedBlock) -> impl Iterator<Item = (usize, &Lease, SeedBlock)> {
+        self.leases
+            .iter()
+            .zip(&self.blocks)
+            .enumerate()
+            .filter_map(move |(i, (l, b))| b.overlaps(&block).then_some((i, l, *b)))
+    }
+
+    fn push(&mut self, lease: Lease, block: SeedBlock) {
+        self.leases.push(lease);
+        self.blocks.push(block);
+    }
+
+    /// Reserve `block` for `role`. Refuses any overlap with an existing lease.
     pub fn reserve(
         &mut self,
         id: &str,
         role: Role,
-        start: u32,
-        count: u32,
+        block: SeedBlock,
         notes: &str,
-    ) -> Result<(), String> {
-        let (s, e) = (start as u64, start as u64 + count as u64);
-        if let Some((_, l, _, _)) = self.overlapping(s, e).next() {
-            return Err(format!(
-                "seeds {}..{} overlap lease `{}` ({} {}..{})",
-                seed_hex(start),
-                hex_end(e),
-                l.id,
-                l.role,
-                l.range_start_hex,
-                l.range_end_exclusive_hex
-            ));
+    ) -> Result<(), LeaseError> {
+        if let Some((_, l, _)) = self.overlapping(block).next() {
+            return Err(LeaseError::Overlap {
+                block: range_of(block),
+                id: l.id.clone(),
+                role: l.role,
+                range: l.range(),
+            });
         }
         if self.leases.iter().any(|l| l.id == id) {
-            return Err(format!("a lease named `{id}` already exists"));
+            return Err(LeaseError::Exists(id.to_owned()));
         }
-        self.leases.push(Lease {
-            id: id.to_owned(),
-            role,
-            range_start_hex: seed_hex(start),
-            range_end_exclusive_hex: hex_end(e),
-            state: LeaseState::Reserved,
-            opened_by: None,
-            opened_at: None,
-            notes: notes.to_owned(),
-        });
+        self.push(
+            Lease {
+                id: id.to_owned(),
+                role,
+                range_start_hex: seed_hex(block.start()),
+                range_end_exclusive_hex: hex_end(block.end_exclusive()),
+                state: LeaseState::Reserved,
+                opened_by: None,
+                opened_at: None,
+                notes: notes.to_owned(),
+            },
+            block,
+        );
         Ok(())
     }
 
-    /// Open a block for `role` on behalf of `opener`:
+    /// Open `block` for `role` on behalf of `opener`:
     /// * a lease of another role overlapping the block → refused, always;
     /// * an exact screen lease already opened by someone else → refused unless `force`
     ///   (training and validation blocks may be re-read);
@@ -176,38 +292,31 @@ impl Ledger {
     pub fn open(
         &mut self,
         role: Role,
-        start: u32,
-        count: u32,
+        block: SeedBlock,
         opener: &str,
         force: bool,
         now: u64,
-    ) -> Result<String, String> {
-        let (s, e) = (start as u64, start as u64 + count as u64);
+    ) -> Result<String, LeaseError> {
         let mut exact = None;
-        for (i, l, ls, le) in self.overlapping(s, e) {
+        for (i, l, b) in self.overlapping(block) {
             if l.role != role {
-                return Err(format!(
-                    "seeds {}..{} overlap {} lease `{}` ({}..{}); a {role} block must not share seeds with {} data",
-                    seed_hex(start),
-                    hex_end(e),
-                    l.role,
-                    l.id,
-                    l.range_start_hex,
-                    l.range_end_exclusive_hex,
-                    l.role
-                ));
+                return Err(LeaseError::OtherRole {
+                    block: range_of(block),
+                    role: l.role,
+                    id: l.id.clone(),
+                    range: l.range(),
+                    wanted: role,
+                });
             }
-            if (ls, le) == (s, e) {
+            if b == block {
                 exact = Some(i);
             } else if !force {
-                return Err(format!(
-                    "seeds {}..{} partly overlap {role} lease `{}` ({}..{}); pass --force to read them anyway",
-                    seed_hex(start),
-                    hex_end(e),
-                    l.id,
-                    l.range_start_hex,
-                    l.range_end_exclusive_hex
-                ));
+                return Err(LeaseError::Partial {
+                    block: range_of(block),
+                    role,
+                    id: l.id.clone(),
+                    range: l.range(),
+                });
             }
         }
         match exact {
@@ -218,13 +327,12 @@ impl Ledger {
                     && l.opened_by.as_deref() != Some(opener)
                     && !force
                 {
-                    return Err(format!(
-                        "{role} block `{}` ({}..{}) was already opened by `{}`; screen blocks are opened once (pass --force to reuse it, knowing it is no longer fresh)",
-                        l.id,
-                        l.range_start_hex,
-                        l.range_end_exclusive_hex,
-                        l.opened_by.as_deref().unwrap_or("?")
-                    ));
+                    return Err(LeaseError::AlreadyOpened {
+                        role,
+                        id: l.id.clone(),
+                        range: l.range(),
+                        by: l.opened_by.clone().unwrap_or_else(|| "?".into()),
+                    });
                 }
                 if l.state == LeaseState::Reserved {
                     l.state = LeaseState::Opened;
@@ -234,17 +342,20 @@ impl Ledger {
                 Ok(l.id.clone())
             }
             None => {
-                let id = format!("{role}-{}-{count}", seed_hex(start));
-                self.leases.push(Lease {
-                    id: id.clone(),
-                    role,
-                    range_start_hex: seed_hex(start),
-                    range_end_exclusive_hex: hex_end(e),
-                    state: LeaseState::Opened,
-                    opened_by: Some(opener.to_owned()),
-                    opened_at: Some(now),
-                    notes: String::new(),
-                });
+                let id = format!("{role}-{}-{}", seed_hex(block.start()), block.count());
+                self.push(
+                    Lease {
+                        id: id.clone(),
+                        role,
+                        range_start_hex: seed_hex(block.start()),
+                        range_end_exclusive_hex: hex_end(block.end_exclusive()),
+                        state: LeaseState::Opened,
+                        opened_by: Some(opener.to_owned()),
+                        opened_at: Some(now),
+                        notes: String::new(),
+                    },
+                    block,
+                );
                 Ok(id)
             }
         }
@@ -255,64 +366,75 @@ fn hex_end(e: u64) -> String {
     format!("{e:#010x}")
 }
 
+fn range_of(b: SeedBlock) -> String {
+    format!("{}..{}", seed_hex(b.start()), hex_end(b.end_exclusive()))
+}
+
+/// Unix seconds now (0 if the clock is before 1970).
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn b(s: &str) -> SeedBlock {
+        s.parse().unwrap()
+    }
+
     #[test]
     fn screen_blocks_open_once() {
-        let mut l = Ledger::default();
-        l.reserve("train", Role::Training, 0xa530_0000, 1000, "")
+        let mut l = Ledger::new();
+        l.reserve("train", Role::Training, b("0xa5300000:1000"), "")
             .unwrap();
         // overlapping another role is refused even with force
         let e = l
-            .open(Role::Screen, 0xa530_0100, 64, "exp1", true, 1)
+            .open(Role::Screen, b("0xa5300100:64"), "exp1", true, 1)
             .unwrap_err();
-        assert!(e.contains("training"), "{e}");
+        assert!(e.to_string().contains("training"), "{e}");
         let id = l
-            .open(Role::Screen, 0xa52f_2140, 256, "runs/a", false, 1)
+            .open(Role::Screen, b("0xa52f2140:256"), "runs/a", false, 1)
             .unwrap();
         assert_eq!(id, "screen-0xa52f2140-256");
         // the same opener resumes
-        l.open(Role::Screen, 0xa52f_2140, 256, "runs/a", false, 2)
+        l.open(Role::Screen, b("0xa52f2140:256"), "runs/a", false, 2)
             .unwrap();
         // another opener is refused without force
-        assert!(
-            l.open(Role::Screen, 0xa52f_2140, 256, "runs/b", false, 3)
-                .unwrap_err()
-                .contains("already opened")
-        );
-        l.open(Role::Screen, 0xa52f_2140, 256, "runs/b", true, 3)
+        let e = l
+            .open(Role::Screen, b("0xa52f2140:256"), "runs/b", false, 3)
+            .unwrap_err();
+        assert!(e.to_string().contains("already opened"), "{e}");
+        l.open(Role::Screen, b("0xa52f2140:256"), "runs/b", true, 3)
             .unwrap();
         // partial overlap with a screen lease
-        assert!(
-            l.open(Role::Screen, 0xa52f_2150, 256, "runs/c", false, 4)
-                .unwrap_err()
-                .contains("partly")
-        );
+        let e = l
+            .open(Role::Screen, b("0xa52f2150:256"), "runs/c", false, 4)
+            .unwrap_err();
+        assert!(e.to_string().contains("partly"), "{e}");
         // training and validation blocks may be re-read by other runs
-        l.open(Role::Training, 0xa530_0000, 1000, "run-1", false, 5)
+        l.open(Role::Training, b("0xa5300000:1000"), "run-1", false, 5)
             .unwrap();
-        l.open(Role::Training, 0xa530_0000, 1000, "run-2", false, 6)
+        l.open(Role::Training, b("0xa5300000:1000"), "run-2", false, 6)
             .unwrap();
         // reserve refuses overlaps
         assert!(
-            l.reserve("x", Role::Validation, 0xa52f_2100, 128, "")
+            l.reserve("x", Role::Validation, b("0xa52f2100:128"), "")
                 .is_err()
         );
     }
 
     #[test]
-    fn ledger_round_trip() {
-        let dir = std::env::temp_dir().join(format!("drop7-ledger-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("leases.json");
+    fn ledger_round_trip_and_top_of_space() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("leases.json");
         let mut l = Ledger::load(&path).unwrap();
         l.reserve(
             "val",
             Role::Validation,
-            0xffff_ff00,
-            256,
+            b("0xffffff00:256"),
             "top of the range",
         )
         .unwrap();
@@ -320,12 +442,48 @@ mod tests {
         let back = Ledger::load(&path).unwrap();
         assert_eq!(back, l);
         assert_eq!(back.leases[0].range_end_exclusive_hex, "0x100000000");
+        // the bottom of the space does not overlap the top (blocks do not wrap)
+        let mut back = back;
+        back.open(Role::Screen, b("0x0:8"), "s", false, 1).unwrap();
         std::fs::write(&path, "{not json").unwrap();
-        assert!(
-            Ledger::load(&path)
-                .unwrap_err()
-                .contains("not a seed ledger")
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
+        let e = Ledger::load(&path).unwrap_err().to_string();
+        assert!(e.contains("not a seed ledger"), "{e}");
+        // a lease whose range wraps or is empty is refused at load
+        std::fs::write(
+            &path,
+            r#"{"format":"actuary-seed-ledger-v1","leases":[{"id":"w","role":"screen","rangeStartHex":"0xfffffff0","rangeEndExclusiveHex":"0x00000010","state":"opened"}]}"#,
+        )
+        .unwrap();
+        let e = Ledger::load(&path).unwrap_err().to_string();
+        assert!(e.contains("lease w"), "{e}");
+    }
+
+    /// Concurrent updates through the lock lose nothing: 8 threads × 10 fresh blocks.
+    #[test]
+    fn concurrent_updates_keep_every_lease() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("leases.json");
+        std::thread::scope(|s| {
+            for t in 0..8u32 {
+                let path = &path;
+                s.spawn(move || {
+                    for i in 0..10u32 {
+                        let block = SeedBlock::new(t * 1000 + i * 10, 10).unwrap();
+                        Ledger::update(path, |l| {
+                            l.open(Role::Screen, block, &format!("t{t}"), false, 0)
+                        })
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(Ledger::load(&path).unwrap().leases.len(), 80);
+        // and a refused change writes nothing
+        let before = std::fs::read(&path).unwrap();
+        let e = Ledger::update(&path, |l| {
+            l.open(Role::Training, SeedBlock::new(5, 1).unwrap(), "x", false, 0)
+        });
+        assert!(e.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
     }
 }

@@ -1,29 +1,40 @@
 //! # drop7 — the game, bit for bit
 //!
 //! A Drop7 (Hardcore, headless) engine identical to the public `drop7-bench` reference
-//! simulator: same board after every move, same score, same reveals (see `SPEC.md` in the
-//! shared folder and its test vectors).
+//! simulator: same board after every move, same score, same reveals (see `SPEC.md` and the
+//! vectors in `data/drop7/vectors/`), with its fair expectimax search and the machinery to
+//! play, screen and record games.
 //!
 //! | module | what |
 //! |---|---|
 //! | [`board`] | packed column words, parsing, mirror canonicalisation |
 //! | [`rules`] | one move: waves, gray damage, reveals, gravity, rise, scoring |
 //! | [`rng`] | `mix32`, Mulberry32, seed → disc and reveal streams |
-//! | [`game`] | headless games and the simple policies |
+//! | [`seeds`] | seeds and seed blocks as every command and file names them |
+//! | [`game`] | headless games and the simple column rules |
 //! | [`trace`] | the reference trace/step JSON records |
+//! | [`fair_leaf`] | the frozen 18-term fair leaf |
+//! | [`search`] | expectimax dNsK over any [`search::Leaf`]: strata, table, work |
+//! | [`policy`] | the [`policy::Policy`] trait, built-in policies by name |
+//! | [`runner`] | the game loop, the resumable parallel block runner, benchmarks' loops |
+//! | [`lease`] | the seed ledger: blocks opened once, roles kept apart |
+//! | [`screen`] | paired screens: arms on one block, contrasts, report, figures |
 #![forbid(unsafe_code)]
 
 pub mod board;
+pub mod fair_leaf;
 pub mod game;
+pub mod lease;
+pub mod policy;
 pub mod rng;
 pub mod rules;
+pub mod runner;
+pub mod screen;
+pub mod search;
+pub mod seeds;
 pub mod trace;
 
 pub use board::{Board, BoardError};
 pub use game::{Game, PublicState};
 pub use rules::{MoveError, MoveOutcome, Wave, play_move};
-pub mod fair_leaf;
-pub mod lease;
-pub mod policy;
-pub mod runner;
-pub mod search;
+pub use seeds::SeedBlock;

@@ -101,7 +101,7 @@ impl<L: Leaf> Policy for SearchPolicy<L> {
     }
 }
 
-/// Parse `dNsK` (e.g. `d3s7`) into (depth, samples).
+/// Parse `dNsK` (e.g. `d3s7`) into (depth, samples): depth 1–8, samples 1–64.
 pub fn parse_depth_samples(s: &str) -> Option<(u32, u32)> {
     let rest = s.strip_prefix('d')?;
     let (d, k) = rest.split_once('s')?;
@@ -109,65 +109,152 @@ pub fn parse_depth_samples(s: &str) -> Option<(u32, u32)> {
     ((1..=8).contains(&d) && (1..=64).contains(&k)).then_some((d, k))
 }
 
-/// Names this crate knows: `random`, `center`, `leftmost`, `fair-dNsK`.
-pub const BUILTIN_POLICIES: &str =
-    "random, center, leftmost, fair-dNsK (e.g. fair-d3s7, fair-d4s7)";
+/// A policy this crate builds, by name.
+///
+/// `random` is a uniform choice driven by a hash of the public state (a fair policy: it sees
+/// only what a policy may see); `trace-random` is the reference trace format's policy, whose
+/// stream is seeded by the *game seed* — that makes it reproduce the reference traces, and
+/// also makes it no policy at all in the SPEC's sense, so it exists only for `trace` and the
+/// simulator benchmark and has no factory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BuiltinPolicy {
+    Random,
+    TraceRandom,
+    Center,
+    Leftmost,
+    /// Fair expectimax with the frozen 18-term leaf: depth, samples.
+    Fair {
+        depth: u32,
+        samples: u32,
+    },
+}
 
-/// A factory for a built-in policy name, or `None` if the name is not built in.
-pub fn builtin(name: &str) -> Option<PolicyFactory> {
-    let f: PolicyFactory = match name {
-        "random" => std::sync::Arc::new(|| Box::new(StateRandom) as Box<dyn Policy>),
-        "center" => std::sync::Arc::new(|| {
-            Box::new(Simple {
-                name: "center",
-                rule: center_column,
-            }) as Box<dyn Policy>
-        }),
-        "leftmost" => std::sync::Arc::new(|| {
-            Box::new(Simple {
-                name: "leftmost",
-                rule: leftmost_column,
-            }) as Box<dyn Policy>
-        }),
-        _ => {
-            let (d, k) = parse_depth_samples(name.strip_prefix("fair-")?)?;
-            let owned = name.to_owned();
-            std::sync::Arc::new(move || {
-                Box::new(SearchPolicy::new(
-                    owned.clone(),
-                    FairLeaf::default(),
-                    SearchConfig::fair(d, k),
-                )) as Box<dyn Policy>
-            })
+/// A policy name that does not parse, or a policy that cannot play whole games.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    #[error("unknown policy `{0}`: expected one of {BUILTIN_POLICIES}")]
+    Unknown(String),
+    #[error("bad search `{0}`: expected dNsK with depth 1-8 and samples 1-64, e.g. d3s7")]
+    Search(String),
+    #[error(
+        "`trace-random` draws from the game seed, which a policy may not see: it exists only for `drop7 trace` and `drop7 bench`; use `random` to play games"
+    )]
+    NotAPolicy,
+}
+
+/// Names this crate knows.
+pub const BUILTIN_POLICIES: &str =
+    "random, trace-random, center, leftmost, fair-dNsK (e.g. fair-d3s7, fair-d4s7)";
+
+impl std::str::FromStr for BuiltinPolicy {
+    type Err = PolicyError;
+    fn from_str(s: &str) -> Result<Self, PolicyError> {
+        Ok(match s {
+            "random" => Self::Random,
+            "trace-random" => Self::TraceRandom,
+            "center" => Self::Center,
+            "leftmost" => Self::Leftmost,
+            _ => match s.strip_prefix("fair-") {
+                Some(dk) => {
+                    let (depth, samples) = parse_depth_samples(dk)
+                        .ok_or_else(|| PolicyError::Search(dk.to_owned()))?;
+                    Self::Fair { depth, samples }
+                }
+                None => return Err(PolicyError::Unknown(s.to_owned())),
+            },
+        })
+    }
+}
+
+impl std::fmt::Display for BuiltinPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Random => f.write_str("random"),
+            Self::TraceRandom => f.write_str("trace-random"),
+            Self::Center => f.write_str("center"),
+            Self::Leftmost => f.write_str("leftmost"),
+            Self::Fair { depth, samples } => write!(f, "fair-d{depth}s{samples}"),
         }
-    };
-    Some(f)
+    }
+}
+
+impl BuiltinPolicy {
+    /// Fresh instances of the policy (one per worker thread), named as [`Display`] writes it.
+    pub fn factory(self) -> Result<PolicyFactory, PolicyError> {
+        let f: PolicyFactory = match self {
+            Self::TraceRandom => return Err(PolicyError::NotAPolicy),
+            Self::Random => std::sync::Arc::new(|| Box::new(StateRandom) as Box<dyn Policy>),
+            Self::Center => std::sync::Arc::new(|| {
+                Box::new(Simple {
+                    name: "center",
+                    rule: center_column,
+                }) as Box<dyn Policy>
+            }),
+            Self::Leftmost => std::sync::Arc::new(|| {
+                Box::new(Simple {
+                    name: "leftmost",
+                    rule: leftmost_column,
+                }) as Box<dyn Policy>
+            }),
+            Self::Fair { depth, samples } => {
+                let name = self.to_string();
+                std::sync::Arc::new(move || {
+                    Box::new(SearchPolicy::new(
+                        name.clone(),
+                        FairLeaf::default(),
+                        SearchConfig::fair(depth, samples),
+                    )) as Box<dyn Policy>
+                })
+            }
+        };
+        Ok(f)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn p(s: &str) -> BuiltinPolicy {
+        s.parse().unwrap()
+    }
+
     #[test]
     fn names() {
         assert_eq!(parse_depth_samples("d3s7"), Some((3, 7)));
         assert_eq!(parse_depth_samples("d0s7"), None);
         assert_eq!(parse_depth_samples("d3"), None);
-        assert!(builtin("fair-d2s5").is_some());
-        assert!(builtin("fair-x").is_none());
-        assert!(builtin("greedy").is_none());
+        assert_eq!(
+            p("fair-d2s5"),
+            BuiltinPolicy::Fair {
+                depth: 2,
+                samples: 5
+            }
+        );
+        for name in ["random", "trace-random", "center", "leftmost", "fair-d4s7"] {
+            assert_eq!(p(name).to_string(), name);
+        }
+        let e = "fair-x".parse::<BuiltinPolicy>().unwrap_err().to_string();
+        assert!(e.contains("dNsK"), "{e}");
+        let e = "greedy".parse::<BuiltinPolicy>().unwrap_err().to_string();
+        assert!(
+            e.contains("unknown policy `greedy`") && e.contains("fair-dNsK"),
+            "{e}"
+        );
+        assert_eq!(
+            p("trace-random").factory().err(),
+            Some(PolicyError::NotAPolicy)
+        );
         let s = PublicState {
             board: Board::start(),
             next: 3,
             moves_remaining: 5,
         };
-        assert_eq!(builtin("center").unwrap()().choose(&s).column, Some(3));
-        assert_eq!(builtin("leftmost").unwrap()().choose(&s).column, Some(0));
-        let r = builtin("random").unwrap()().choose(&s).column.unwrap();
-        assert_eq!(
-            builtin("random").unwrap()().choose(&s).column,
-            Some(r),
-            "deterministic"
-        );
+        let play = |name: &str| p(name).factory().unwrap()().choose(&s).column;
+        assert_eq!(play("center"), Some(3));
+        assert_eq!(play("leftmost"), Some(0));
+        let r = play("random").unwrap();
+        assert_eq!(play("random"), Some(r), "deterministic");
+        assert_eq!(p("fair-d2s7").factory().unwrap()().name(), "fair-d2s7");
     }
 }

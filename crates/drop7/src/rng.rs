@@ -78,21 +78,7 @@ pub const fn reveal_seed(seed: u32, moves_played: u32) -> u32 {
     mix32(seed ^ moves_played.wrapping_add(1).wrapping_mul(MURMUR_C) ^ DOMAIN_REVEAL)
 }
 
-/// Parse a seed written in decimal or as `0x…` hexadecimal.
-pub fn parse_seed(s: &str) -> Result<u32, String> {
-    let t = s.trim();
-    let parsed = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u32::from_str_radix(h, 16)
-    } else {
-        t.parse::<u32>()
-    };
-    parsed.map_err(|_| format!("bad seed `{s}`: expected a 32-bit value, decimal or 0x-hex"))
-}
-
-/// Format a seed the way the vectors do: `0x` and 8 lowercase hex digits.
-pub fn seed_hex(seed: u32) -> String {
-    format!("{seed:#010x}")
-}
+pub use crate::seeds::{parse_seed, seed_hex};
 
 #[cfg(test)]
 mod tests {
@@ -114,15 +100,5 @@ mod tests {
             [7, 2, 2, 7, 4, 7, 5, 7, 7, 1, 7, 2, 3, 5, 3, 1, 3, 4, 1, 3]
         );
         assert_eq!(reveal_seed(0xa52f2140, 0), 0x6522da64);
-    }
-
-    #[test]
-    fn seeds_parse() {
-        assert_eq!(parse_seed("0xa52f2140"), Ok(0xa52f2140));
-        assert_eq!(parse_seed("42"), Ok(42));
-        assert!(parse_seed("0x1_0000_0000").is_err());
-        assert!(parse_seed("4294967296").is_err());
-        assert!(parse_seed("seed").unwrap_err().contains("bad seed"));
-        assert_eq!(seed_hex(0x2d70), "0x00002d70");
     }
 }

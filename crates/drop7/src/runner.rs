@@ -1,17 +1,26 @@
-//! Whole games under a policy, one record per game (the reference `games.jsonl` fields).
+//! Whole games: the one game loop under a policy, the resumable block runner every command
+//! and the trainer use (`play`, `screen`, training validation), and the reference-random
+//! loop behind benchmarks and sampled test states.
 
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::Game;
-use crate::policy::Policy;
-use crate::rng::seed_hex;
+use crate::game::{Game, PublicState, TraceRandom};
+use crate::policy::{Policy, PolicyFactory};
+use crate::seeds::{SeedBlock, seed_hex};
 
 /// One finished game.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GameRecord {
+    /// The arm: the policy's name as the run labelled it (with its model, if any).
     pub policy: String,
     pub seed_hex: String,
     pub seed: u32,
@@ -73,20 +82,489 @@ pub fn play_game(seed: u32, policy: &mut dyn Policy) -> GameRecord {
     r
 }
 
+/// Play game `seed` with the reference trace policy (its Mulberry32 stream from the seed),
+/// calling `visit(state, column)` before each move; `visit` may stop the game early.
+/// Allocation-free: benchmarks time it.
+#[inline]
+pub fn play_trace_random(
+    seed: u32,
+    mut visit: impl FnMut(&Game, usize) -> ControlFlow<()>,
+) -> Game {
+    let mut game = Game::new(seed);
+    let mut policy = TraceRandom::new(seed);
+    while !game.finished() {
+        let Some(c) = policy.choose(&game.board) else {
+            break;
+        };
+        if visit(&game, c).is_break() {
+            break;
+        }
+        game.play(c, &mut ())
+            .expect("the policy plays legal columns");
+    }
+    game
+}
+
+/// Totals of a block of reference-random games: identical on every run and every machine.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BlockTotals {
+    pub games: u64,
+    pub moves: u64,
+    pub score: u64,
+}
+
+/// Play every game of `block` with the reference trace policy, single thread, no allocation.
+pub fn trace_random_block(block: SeedBlock) -> BlockTotals {
+    let mut t = BlockTotals::default();
+    for seed in block.seeds() {
+        let game = play_trace_random(seed, |_, _| ControlFlow::Continue(()));
+        t.games += 1;
+        t.moves += game.moves_played as u64;
+        t.score += game.score;
+    }
+    t
+}
+
 /// `n` states (with the column the reference-random policy then played) from consecutive
 /// reference-random games starting at `seed`: realistic inputs for benchmarks and tests.
-pub fn sample_states(seed: u32, n: usize) -> Vec<(crate::game::PublicState, usize)> {
+pub fn sample_states(seed: u32, n: usize) -> Vec<(PublicState, usize)> {
     let mut out = Vec::with_capacity(n);
     let mut seed = seed;
     while out.len() < n {
-        let mut g = Game::new(seed);
-        let mut p = crate::game::TraceRandom::new(seed);
-        while !g.finished() && out.len() < n {
-            let Some(c) = p.choose(&g.board) else { break };
+        play_trace_random(seed, |g, c| {
             out.push((g.public(), c));
-            g.play(c, &mut ()).expect("the policy plays legal columns");
-        }
+            if out.len() < n {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            }
+        });
         seed = seed.wrapping_add(1);
     }
     out
+}
+
+/// Single-thread decision times of a policy along its own games from seed `start`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionTiming {
+    pub decisions: u32,
+    pub seconds: f64,
+    pub worst_seconds: f64,
+    pub work: u64,
+}
+
+/// Time the first `decisions` decisions of `policy` playing games `start, start+1, …`;
+/// `tick` is called after each (a progress bar).
+pub fn time_decisions(
+    policy: &mut dyn Policy,
+    start: u32,
+    decisions: u32,
+    mut tick: impl FnMut(),
+) -> Result<DecisionTiming, RunError> {
+    let mut t = DecisionTiming {
+        decisions: 0,
+        seconds: 0.0,
+        worst_seconds: 0.0,
+        work: 0,
+    };
+    let mut seed = start;
+    while t.decisions < decisions {
+        let mut game = Game::new(seed);
+        while !game.finished() && t.decisions < decisions {
+            let t0 = Instant::now();
+            let choice = policy.choose(&game.public());
+            let dt = t0.elapsed().as_secs_f64();
+            t.seconds += dt;
+            t.worst_seconds = t.worst_seconds.max(dt);
+            t.work += choice.work;
+            t.decisions += 1;
+            tick();
+            let column = choice.column.ok_or(RunError::NoColumn { seed })?;
+            game.play(column, &mut ())
+                .map_err(|_| RunError::NoColumn { seed })?;
+        }
+        seed = seed.wrapping_add(1);
+    }
+    Ok(t)
+}
+
+/// Why a block could not be run or resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: line {line} was played by `{found}`, not `{arm}`; use another output file", path.display())]
+    ForeignArm {
+        path: PathBuf,
+        line: usize,
+        found: String,
+        arm: String,
+    },
+    #[error("{}: line {line} is not a game record, and records follow it; fix or remove the file", path.display())]
+    Corrupt { path: PathBuf, line: usize },
+    #[error("{}: another process is writing this results file", path.display())]
+    Busy { path: PathBuf },
+    #[error("the policy gave no legal column in a live game (seed {seed:#010x})")]
+    NoColumn { seed: u32 },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
+    move |source| RunError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Records already in the results file `path` for arm `arm`, by seed.
+///
+/// The file is append-only JSON lines. A last line cut short by a crash is dropped and the
+/// file truncated to the last whole record (byte offsets are counted as read, so CRLF files
+/// are cut in the right place); a last record that is whole but lacks its newline gets one, so
+/// the next append starts a fresh line. A bad line with records after it is an error: that is
+/// not a crash, and guessing would lose data.
+pub fn load_records(path: &Path, arm: &str) -> Result<BTreeMap<u32, GameRecord>, RunError> {
+    let mut done = BTreeMap::new();
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(done),
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    let mut reader = BufReader::new(file);
+    let (mut good_len, mut line_no) = (0u64, 0usize);
+    let mut buf = Vec::new();
+    let mut torn: Option<usize> = None;
+    let mut needs_newline = false;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(io_err(path))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let text = String::from_utf8_lossy(&buf);
+        let trimmed = text.trim_end_matches(['\n', '\r']);
+        if trimmed.trim().is_empty() {
+            if torn.is_none() {
+                good_len += n as u64;
+            }
+            continue;
+        }
+        if let Some(bad) = torn {
+            let _ = bad;
+            return Err(RunError::Corrupt {
+                path: path.to_owned(),
+                line: line_no - 1,
+            });
+        }
+        match serde_json::from_str::<GameRecord>(trimmed) {
+            Ok(r) => {
+                if r.policy != arm {
+                    return Err(RunError::ForeignArm {
+                        path: path.to_owned(),
+                        line: line_no,
+                        found: r.policy,
+                        arm: arm.to_owned(),
+                    });
+                }
+                done.insert(r.seed, r);
+                good_len += n as u64;
+                needs_newline = !buf.ends_with(b"\n");
+            }
+            Err(_) => torn = Some(line_no),
+        }
+    }
+    if torn.is_some() {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(io_err(path))?;
+        f.set_len(good_len).map_err(io_err(path))?;
+        needs_newline = false;
+        // the record before a torn line had its newline (it was not the last line)
+    }
+    if needs_newline {
+        evidence::open_append(path)
+            .map_err(|e| io_err(path)(e.into_io()))?
+            .write_all(b"\n")
+            .map_err(io_err(path))?;
+    }
+    Ok(done)
+}
+
+/// What a block run reports as it goes (a progress bar, a log). Called from worker threads.
+pub trait RunObserver: Sync {
+    /// Before the first game: `done` games were found in the results file, `todo` remain.
+    fn started(&self, _arm: &str, _done: usize, _todo: usize) {}
+    /// After each newly played game (already written to the results file).
+    fn finished_game(&self, _record: &GameRecord) {}
+}
+
+/// An observer that reports nothing.
+pub struct Silent;
+impl RunObserver for Silent {}
+
+/// How to run a block.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Worker threads; 0 = all cores.
+    pub threads: usize,
+    /// Append one JSON line per game here; seeds already in it are not replayed (resume).
+    pub out: Option<&'a Path>,
+}
+
+/// A block's games in seed order, with what was resumed and played.
+#[derive(Debug, Clone)]
+pub struct BlockRun {
+    pub arm: String,
+    pub block: SeedBlock,
+    pub records: Vec<GameRecord>,
+    /// Games found in the results file.
+    pub resumed: usize,
+    /// Games played now.
+    pub played: usize,
+    /// Wall time of this run's play.
+    pub seconds: f64,
+}
+
+/// Play every seed of `block` not yet in `opts.out`, in parallel, with policies from
+/// `factory` (one per worker); the arm is the policies' name. Each game is appended to the
+/// results file as one whole line as soon as it ends, under an exclusive lock on the file
+/// for the whole run (a second process writing the same file is refused). Returns every
+/// record of the block in seed order, resumed ones included.
+pub fn run_block(
+    factory: &PolicyFactory,
+    block: SeedBlock,
+    opts: &RunOptions<'_>,
+    observer: &dyn RunObserver,
+) -> Result<BlockRun, RunError> {
+    let first = factory();
+    let arm = first.name().to_owned();
+    let writer = match opts.out {
+        Some(p) => {
+            let f = evidence::open_append(p).map_err(|e| io_err(p)(e.into_io()))?;
+            f.try_lock().map_err(|e| match e {
+                std::fs::TryLockError::WouldBlock => RunError::Busy { path: p.to_owned() },
+                std::fs::TryLockError::Error(e) => io_err(p)(e),
+            })?;
+            Some((p, Mutex::new(f)))
+        }
+        None => None,
+    };
+    let mut done = match opts.out {
+        Some(p) => load_records(p, &arm)?,
+        None => BTreeMap::new(),
+    };
+    let todo: Vec<u32> = block.seeds().filter(|s| !done.contains_key(s)).collect();
+    let resumed = block.count() as usize - todo.len();
+    observer.started(&arm, resumed, todo.len());
+    let threads = match opts.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(todo.len().max(1));
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let error: Mutex<Option<RunError>> = Mutex::new(None);
+    let t0 = Instant::now();
+    let first = Mutex::new(Some(first));
+    let played: Vec<GameRecord> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut policy = first
+                        .lock()
+                        .expect("policy slot")
+                        .take()
+                        .unwrap_or_else(|| factory());
+                    let mut out = Vec::new();
+                    while !failed.load(Relaxed) {
+                        let Some(&seed) = todo.get(next.fetch_add(1, Relaxed)) else {
+                            break;
+                        };
+                        let r = play_game(seed, policy.as_mut());
+                        if let Some((path, w)) = &writer {
+                            let mut line = serde_json::to_string(&r).expect("a record serialises");
+                            line.push('\n');
+                            let written = w.lock().expect("writer lock").write_all(line.as_bytes());
+                            if let Err(e) = written {
+                                failed.store(true, Relaxed);
+                                error
+                                    .lock()
+                                    .expect("error slot")
+                                    .get_or_insert(io_err(path)(e));
+                                break;
+                            }
+                        }
+                        observer.finished_game(&r);
+                        out.push(r);
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|h| h.join().expect("a game worker panicked"))
+            .collect()
+    });
+    if let Some(e) = error.into_inner().expect("error slot") {
+        return Err(e);
+    }
+    let played_n = played.len();
+    for r in played {
+        done.insert(r.seed, r);
+    }
+    Ok(BlockRun {
+        arm,
+        block,
+        records: block.seeds().filter_map(|s| done.remove(&s)).collect(),
+        resumed,
+        played: played_n,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::BuiltinPolicy;
+
+    fn center() -> PolicyFactory {
+        "center"
+            .parse::<BuiltinPolicy>()
+            .unwrap()
+            .factory()
+            .unwrap()
+    }
+
+    #[test]
+    fn block_runs_resume_and_match_a_fresh_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("g.jsonl");
+        let block: SeedBlock = "0x2d700000:12".parse().unwrap();
+        let opts = RunOptions {
+            threads: 2,
+            out: Some(&out),
+        };
+        let fresh = run_block(&center(), block, &RunOptions::default(), &Silent).unwrap();
+        assert_eq!(fresh.records.len(), 12);
+        assert!(fresh.records.windows(2).all(|w| w[0].seed + 1 == w[1].seed));
+        // a partial file (first 5 games) plus a torn sixth line, then resume
+        let first5: SeedBlock = "0x2d700000:5".parse().unwrap();
+        run_block(&center(), first5, &opts, &Silent).unwrap();
+        let mut f = evidence::open_append(&out).unwrap();
+        f.write_all(b"{\"policy\":\"cen").unwrap();
+        let run = run_block(&center(), block, &opts, &Silent).unwrap();
+        assert_eq!((run.resumed, run.played), (5, 7));
+        let strip = |v: &[GameRecord]| {
+            v.iter()
+                .map(|r| GameRecord {
+                    wall_seconds: 0.0,
+                    ..r.clone()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip(&run.records), strip(&fresh.records));
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(text.lines().count(), 12);
+        assert!(
+            text.lines()
+                .all(|l| serde_json::from_str::<GameRecord>(l).is_ok())
+        );
+        // a foreign arm in the file is refused
+        let e = run_block(
+            &"leftmost"
+                .parse::<BuiltinPolicy>()
+                .unwrap()
+                .factory()
+                .unwrap(),
+            block,
+            &opts,
+            &Silent,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("played by `center`"), "{e}");
+    }
+
+    #[test]
+    fn resume_handles_crlf_and_a_missing_final_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("g.jsonl");
+        let block: SeedBlock = "0x2d700100:3".parse().unwrap();
+        let run = run_block(&center(), block, &RunOptions::default(), &Silent).unwrap();
+        let lines: Vec<String> = run
+            .records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap())
+            .collect();
+        // CRLF records, then a torn line: truncation must keep both whole records intact
+        std::fs::write(&out, format!("{}\r\n{}\r\n{{\"sco", lines[0], lines[1])).unwrap();
+        let got = load_records(&out, "center").unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            format!("{}\r\n{}\r\n", lines[0], lines[1])
+        );
+        // a whole last record without its newline gets one before anything is appended
+        std::fs::write(&out, &lines[0]).unwrap();
+        assert_eq!(load_records(&out, "center").unwrap().len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            format!("{}\n", lines[0])
+        );
+        // a bad line in the middle is an error, and the file is left alone
+        let middle = format!("{}\nnot json\n{}\n", lines[0], lines[1]);
+        std::fs::write(&out, &middle).unwrap();
+        let e = load_records(&out, "center").unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), middle);
+    }
+
+    #[test]
+    fn a_second_writer_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("g.jsonl");
+        let f = evidence::open_append(&out).unwrap();
+        f.lock().unwrap();
+        let block: SeedBlock = "0x2d700000:2".parse().unwrap();
+        let e = run_block(
+            &center(),
+            block,
+            &RunOptions {
+                threads: 1,
+                out: Some(&out),
+            },
+            &Silent,
+        )
+        .unwrap_err();
+        assert!(matches!(e, RunError::Busy { .. }), "{e}");
+    }
+
+    #[test]
+    fn sampled_states_follow_the_reference_random_games() {
+        let s = sample_states(0x2d70_0000, 300);
+        assert_eq!(s.len(), 300);
+        // replaying the first game's columns reproduces its states
+        let mut g = Game::new(0x2d70_0000);
+        for (state, c) in &s {
+            if g.finished() {
+                break;
+            }
+            assert_eq!(*state, g.public());
+            g.play(*c, &mut ()).unwrap();
+        }
+        let t = trace_random_block("0x2d700000:3".parse().unwrap());
+        assert_eq!(t.games, 3);
+        let one: u64 = (0..3)
+            .map(|i| {
+                play_trace_random(0x2d70_0000 + i, |_, _| ControlFlow::Continue(())).moves_played
+                    as u64
+            })
+            .sum();
+        assert_eq!(t.moves, one);
+    }
 }

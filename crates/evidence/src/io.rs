@@ -1,22 +1,25 @@
 //! Errors and crash-safe file writing shared by every evidence artefact.
 
-use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// What can go wrong reading or writing evidence. Messages are written for the person at
 /// the terminal: they name the file and the line.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum EvidenceError {
     /// Bad parameters or inconsistent data.
+    #[error("{0}")]
     Invalid(String),
     /// A text file that does not parse; `line` is 1-based (0 = end of file).
+    #[error("{}{}", file.as_ref().map(|p| format!("{}:", p.display())).unwrap_or_default(),
+        if *line == 0 { format!(" at end of input: {message}") } else { format!(" line {line}: {message}") })]
     Parse {
         line: usize,
         message: String,
         file: Option<PathBuf>,
     },
     /// The operating system refused.
+    #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -51,59 +54,79 @@ impl EvidenceError {
             other => other,
         }
     }
-}
-
-impl fmt::Display for EvidenceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// The error as an `std::io::Error` (the message kept), for callers whose own error type
+    /// carries the path already.
+    pub fn into_io(self) -> std::io::Error {
         match self {
-            Self::Invalid(m) => write!(f, "{m}"),
-            Self::Parse {
-                line,
-                message,
-                file,
-            } => {
-                if let Some(p) = file {
-                    write!(f, "{}:", p.display())?;
-                }
-                if *line == 0 {
-                    write!(f, " at end of input: {message}")
-                } else {
-                    write!(f, " line {line}: {message}")
-                }
-            }
-            Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Self::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
         }
     }
 }
 
-impl std::error::Error for EvidenceError {}
-
-/// Write `bytes` to `path` so that readers see either the old file or the whole new one:
-/// write a sibling temporary file, flush it to disk, then rename over the target.
+/// Write `bytes` to `path` so that readers see either the old file or the whole new one.
+///
+/// A uniquely named temporary file in the target's directory is written, flushed to disk and
+/// renamed over the target (so two processes saving at once never share a temporary file).
+/// A symbolic link is followed (its target is replaced, the link kept), and an existing target
+/// that is not a regular file (a device, a directory, a pipe) is refused rather than replaced.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
-    let dir = path
+    atomic_write_with(path, |f| f.write_all(bytes))
+}
+
+/// [`atomic_write`] with a writer callback, for large files written in pieces.
+pub fn atomic_write_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), EvidenceError> {
+    let target = writable_target(path)?;
+    let dir = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let name = path
+    let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        EvidenceError::io(path, e)
-    })
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| EvidenceError::io(path, e))?;
+    write(tmp.as_file_mut())
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| EvidenceError::io(path, e))?;
+    tmp.persist(&target)
+        .map_err(|e| EvidenceError::io(path, e.error))?;
+    Ok(())
+}
+
+/// The path a replacing write should rename onto: `path` itself, or the file a symlink points
+/// at; an existing non-regular file is an error.
+fn writable_target(path: &Path) -> Result<PathBuf, EvidenceError> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(path.to_owned()),
+        Err(e) => Err(EvidenceError::io(path, e)),
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = std::fs::read_link(path).map_err(|e| EvidenceError::io(path, e))?;
+            let target = match path.parent() {
+                Some(dir) if target.is_relative() => dir.join(target),
+                _ => target,
+            };
+            writable_target(&target)
+        }
+        Ok(m) if m.is_file() => Ok(path.to_owned()),
+        Ok(_) => Err(EvidenceError::io(
+            path,
+            std::io::Error::other("exists and is not a regular file; refusing to replace it"),
+        )),
+    }
 }
 
 /// Open `path` for appending (creating it and its directory), for logs written a record at a
-/// time (games, progress lines): a crash loses at most the record being written.
+/// time (games, progress lines): a crash loses at most the record being written. Write each
+/// record with a single `write_all` of the whole line, so that concurrent appenders interleave
+/// whole lines, never pieces.
 pub fn open_append(path: &Path) -> Result<std::fs::File, EvidenceError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| EvidenceError::io(dir, e))?;
@@ -121,26 +144,65 @@ mod tests {
 
     #[test]
     fn atomic_write_replaces_whole_file() {
-        let dir = std::env::temp_dir().join(format!("evidence-io-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("x.json");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.json");
         atomic_write(&p, b"first version, long").unwrap();
         atomic_write(&p, b"second").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"second");
-        let leftovers = std::fs::read_dir(&dir).unwrap().count();
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(leftovers, 1, "temporary file left behind");
-        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn atomic_write_follows_symlinks_and_refuses_non_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.txt");
+        std::fs::write(&real, b"old").unwrap();
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink("real.txt", &link).unwrap();
+        atomic_write(&link, b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&real).unwrap(), b"new");
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let e = atomic_write(&sub, b"x").unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(sub.is_dir());
+    }
+
+    #[test]
+    fn concurrent_atomic_writes_never_mix() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.txt");
+        std::thread::scope(|s| {
+            for t in 0..4u8 {
+                let p = &p;
+                s.spawn(move || {
+                    for _ in 0..50 {
+                        atomic_write(p, &[b'a' + t; 4096]).unwrap();
+                    }
+                });
+            }
+        });
+        let bytes = std::fs::read(&p).unwrap();
+        assert_eq!(bytes.len(), 4096);
+        assert!(bytes.iter().all(|&b| b == bytes[0]));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]
     fn open_append_creates_and_appends() {
-        let dir = std::env::temp_dir().join(format!("evidence-append-{}", std::process::id()));
-        let p = dir.join("sub/log.jsonl");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/log.jsonl");
         for line in ["a\n", "b\n"] {
             open_append(&p).unwrap().write_all(line.as_bytes()).unwrap();
         }
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "a\nb\n");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -11,13 +11,15 @@
 //! | [`elo`], [`sprt`] | how strong is the engine, and when can a match stop? |
 //! | [`describe`] | mean, sd, quantiles with NumPy's conventions |
 //! | [`numpy_rng`] | NumPy's `default_rng` stream, so bootstrap bounds match the reference |
-//! | [`io`] | errors and atomic writes |
+//! | [`io`] | errors, atomic writes and append-only record logs |
+//! | [`figure`] | the frame shared by the SVG figures |
 //!
 //! Every result type is `serde`-serializable: each report is also machine-readable JSON.
 #![forbid(unsafe_code)]
 
 pub mod describe;
 pub mod elo;
+pub mod figure;
 pub mod histogram;
 pub mod io;
 pub mod numpy_rng;
@@ -28,7 +30,7 @@ pub mod wilson;
 
 pub use elo::EloEstimate;
 pub use histogram::{Binning, Histogram};
-pub use io::{EvidenceError, atomic_write, open_append};
+pub use io::{EvidenceError, atomic_write, atomic_write_with, open_append};
 pub use paired::{Arm, ArmSummary, BootstrapConfig, PairedScreen, Verdict, paired_screen};
 pub use sprt::{Pentanomial, Sprt, SprtDecision, SprtStatus};
 pub use wilson::Wilson;

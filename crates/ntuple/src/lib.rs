@@ -11,13 +11,21 @@
 //! | [`tables`] | lock-free shared weights and TC accumulators, TD+TC update |
 //! | [`model`] | `D7NTUP01` files (optionally zstd), SHA-256, edits |
 //! | [`play`] | the n-tuple search leaf and the `ntuple-1ply` / `ntuple-dNsK` policies |
-//! | [`train`] | self-play TD(0)+TC training with checkpoints and validation |
-// One audited `unsafe` block exists: the madvise(MADV_HUGEPAGE) hint in `tables`.
+//! | [`policy`] | every policy by name (`PolicySpec`) and the model cache |
+//! | [`train`] | self-play TD(0)+TC, and the resumable [`train::Trainer`]: ledger, checkpoints, validation, best weights, plateau, progress log, curve |
+// Three audited `unsafe` blocks outside tests, each with its SAFETY note: the
+// madvise(MADV_HUGEPAGE) hint in `tables`, and the two run-time-dispatched calls into the
+// AVX-512 VBMI and AVX2 builds of feature extraction in `features` (the CPU was checked for
+// the instructions just before each call). The tests add two more of the latter kind.
 #![deny(unsafe_code)]
 
+mod error;
 pub mod features;
 pub mod layout;
 pub mod model;
 pub mod play;
+pub mod policy;
 pub mod tables;
 pub mod train;
+
+pub use error::Error;

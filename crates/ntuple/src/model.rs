@@ -12,10 +12,47 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use sha2::{Digest, Sha256};
 
+use crate::Error;
 use crate::layout::Layout;
 use crate::tables::{Tables, check_memory};
 
 pub const MAGIC: &[u8; 8] = b"D7NTUP01";
+
+/// What is wrong inside a model file, before the public functions attach its path.
+#[derive(Debug, thiserror::Error)]
+enum Fault {
+    #[error("truncated model file: it ends inside the {0}")]
+    Truncated(&'static str),
+    #[error("reading the {what}: {source}")]
+    Read {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("not a D7NTUP01 model (magic {0:?})")]
+    NotAModel(String),
+    #[error("corrupt model file: {0}")]
+    Corrupt(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Other(#[from] Error),
+}
+
+impl Fault {
+    fn at(self, path: &Path) -> Error {
+        match self {
+            Fault::Other(e) => e,
+            Fault::Io(source) => Error::Io {
+                path: path.to_owned(),
+                source,
+            },
+            f => Error::Model {
+                path: path.to_owned(),
+                message: f.to_string(),
+            },
+        }
+    }
+}
 
 /// Writes through to an inner writer while hashing.
 struct HashWriter<W: Write> {
@@ -75,15 +112,13 @@ fn write_f32s(w: &mut impl Write, layout: &Layout, values: &[AtomicU32]) -> std:
     Ok(())
 }
 
-/// The body of [`save`]: the whole file into `tmp`, synced; returns its SHA-256.
+/// The body of [`save`]: the whole file into `file`; returns its SHA-256.
 fn write_model(
     tables: &Tables,
-    path: &Path,
-    tmp: &Path,
+    zst: bool,
+    file: &mut std::fs::File,
     with_coherence: bool,
-) -> Result<String, String> {
-    let err = |e: std::io::Error| format!("{}: {e}", path.display());
-    let file = std::fs::File::create(tmp).map_err(err)?;
+) -> std::io::Result<String> {
     let mut hw = HashWriter {
         inner: BufWriter::with_capacity(1 << 22, file),
         hasher: Sha256::new(),
@@ -104,46 +139,35 @@ fn write_model(
         }
         Ok(())
     };
-    if is_zst(path) {
-        let mut enc = zstd::Encoder::new(&mut hw, 3).map_err(err)?;
-        body(&mut enc).map_err(err)?;
-        enc.finish().map_err(err)?;
+    if zst {
+        let mut enc = zstd::Encoder::new(&mut hw, 3)?;
+        body(&mut enc)?;
+        enc.finish()?;
     } else {
-        body(&mut hw).map_err(err)?;
+        body(&mut hw)?;
     }
-    hw.flush().map_err(err)?;
-    let hash = hex(&hw.hasher.finalize());
-    let file = hw.inner.into_inner().map_err(|e| err(e.into_error()))?;
-    file.sync_all().map_err(err)?;
-    Ok(hash)
+    hw.flush()?;
+    Ok(hex(&hw.hasher.finalize()))
 }
 
 /// Save `tables` (with accumulators if `with_coherence` and present). Returns the SHA-256 of
-/// the file as written (hex).
-pub fn save(tables: &Tables, path: &Path, with_coherence: bool) -> Result<String, String> {
-    let err = |e: std::io::Error| format!("{}: {e}", path.display());
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(err)?;
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default()
-    ));
-    // A failed write (a full disk, say) must not leave gigabytes of temporary file behind.
-    let hash = write_model(tables, path, &tmp, with_coherence).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
+/// the file as written (hex). The write is atomic (a uniquely named temporary file, synced,
+/// renamed; removed if anything fails, so a full disk leaves no gigabytes behind), then the
+/// `.sha256` sidecar is written the same way.
+pub fn save(tables: &Tables, path: &Path, with_coherence: bool) -> Result<String, Error> {
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+    }
+    let mut hash = String::new();
+    evidence::atomic_write_with(path, |f| {
+        hash = write_model(tables, is_zst(path), f, with_coherence)?;
+        Ok(())
     })?;
-    std::fs::rename(&tmp, path).map_err(err)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    evidence::atomic_write(&sidecar(path), format!("{hash}  {name}\n").as_bytes())
-        .map_err(|e| e.to_string())?;
+    evidence::atomic_write(&sidecar(path), format!("{hash}  {name}\n").as_bytes())?;
     Ok(hash)
 }
 
@@ -159,49 +183,48 @@ pub struct Header {
     pub has_coherence: bool,
 }
 
-fn read_exact(r: &mut impl Read, buf: &mut [u8], what: &str) -> Result<(), String> {
+fn read_exact(r: &mut impl Read, buf: &mut [u8], what: &'static str) -> Result<(), Fault> {
     r.read_exact(buf).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            format!("truncated model file: it ends inside the {what}")
+            Fault::Truncated(what)
         } else {
-            format!("reading the {what}: {e}")
+            Fault::Read { what, source: e }
         }
     })
 }
 
-fn read_header(r: &mut impl Read) -> Result<Header, String> {
+fn read_header(r: &mut impl Read) -> Result<Header, Fault> {
     let mut magic = [0u8; 8];
     read_exact(r, &mut magic, "magic")?;
     if &magic != MAGIC {
-        return Err(format!(
-            "not a D7NTUP01 model (magic {:?})",
-            String::from_utf8_lossy(&magic)
+        return Err(Fault::NotAModel(
+            String::from_utf8_lossy(&magic).into_owned(),
         ));
     }
     let mut b4 = [0u8; 4];
     read_exact(r, &mut b4, "spec length")?;
     let len = u32::from_le_bytes(b4) as usize;
     if len > 4096 {
-        return Err(format!("corrupt model file: layout spec length {len}"));
+        return Err(Fault::Corrupt(format!("layout spec length {len}")));
     }
     let mut spec = vec![0u8; len];
     read_exact(r, &mut spec, "layout spec")?;
-    let spec = String::from_utf8(spec)
-        .map_err(|_| "corrupt model file: layout spec is not UTF-8".to_string())?;
+    let spec =
+        String::from_utf8(spec).map_err(|_| Fault::Corrupt("layout spec is not UTF-8".into()))?;
     let layout = Layout::parse(&spec)?;
     let mut b8 = [0u8; 8];
     read_exact(r, &mut b8, "entry count")?;
     let entries = u64::from_le_bytes(b8);
     if entries != layout.total {
-        return Err(format!(
-            "corrupt model file: {entries} entries but layout `{spec}` has {}",
+        return Err(Fault::Corrupt(format!(
+            "{entries} entries but layout `{spec}` has {}",
             layout.total
-        ));
+        )));
     }
     let mut flag = [0u8; 1];
     read_exact(r, &mut flag, "flag")?;
     if flag[0] > 1 {
-        return Err(format!("corrupt model file: flag {}", flag[0]));
+        return Err(Fault::Corrupt(format!("flag {}", flag[0])));
     }
     Ok(Header {
         layout,
@@ -215,8 +238,8 @@ fn read_f32s(
     r: &mut impl Read,
     layout: &Layout,
     out: &[AtomicU32],
-    what: &str,
-) -> Result<(), String> {
+    what: &'static str,
+) -> Result<(), Fault> {
     let mut buf = vec![0u8; 1 << 20];
     for class in layout.classes() {
         let (start, stride) = (class.start as usize, class.stride as usize);
@@ -242,8 +265,8 @@ pub struct LoadInfo {
     pub has_coherence: bool,
 }
 
-fn open_reader(path: &Path) -> Result<HashReader<BufReader<std::fs::File>>, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn open_reader(path: &Path) -> Result<HashReader<BufReader<std::fs::File>>, Error> {
+    let f = std::fs::File::open(path).map_err(Error::io(path))?;
     Ok(HashReader {
         inner: BufReader::with_capacity(1 << 22, f),
         hasher: Sha256::new(),
@@ -251,73 +274,21 @@ fn open_reader(path: &Path) -> Result<HashReader<BufReader<std::fs::File>>, Stri
 }
 
 /// Load a model. `trainable` also reads (or, if absent, creates zeroed) accumulators.
-pub fn load(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), String> {
-    let ctx = |e: String| format!("{}: {e}", path.display());
-    let mut hr = open_reader(path).map_err(ctx)?;
-    let (tables, has_coherence) = {
-        let mut r: Box<dyn Read> = if is_zst(path) {
-            Box::new(zstd::Decoder::new(&mut hr).map_err(|e| ctx(e.to_string()))?)
-        } else {
-            Box::new(&mut hr)
-        };
-        let h = read_header(&mut r).map_err(ctx)?;
-        check_memory(&h.layout, trainable).map_err(ctx)?;
-        let zero = || crate::tables::filled(h.entries, 0.0);
-        let weights = zero();
-        read_f32s(&mut r, &h.layout, &weights, "weights").map_err(ctx)?;
-        let coherence = if trainable {
-            let (e, a) = (zero(), zero());
-            if h.has_coherence {
-                read_f32s(&mut r, &h.layout, &e, "E accumulators").map_err(ctx)?;
-                read_f32s(&mut r, &h.layout, &a, "A accumulators").map_err(ctx)?;
-            }
-            Some((e, a))
-        } else {
-            None
-        };
-        // Anything left (trailing data, or accumulators we skip) must still be hashed.
-        if !trainable || !h.has_coherence {
-            let mut sink = [0u8; 1 << 16];
-            let mut extra = 0u64;
-            loop {
-                let n = r.read(&mut sink).map_err(|e| ctx(e.to_string()))?;
-                if n == 0 {
-                    break;
-                }
-                extra += n as u64;
-            }
-            let expected_extra = if h.has_coherence { 8 * h.entries } else { 0 };
-            if extra != expected_extra {
-                return Err(ctx(format!(
-                    "corrupt model file: {extra} unexpected trailing bytes"
-                )));
-            }
-        } else {
-            let mut one = [0u8; 1];
-            if r.read(&mut one).map_err(|e| ctx(e.to_string()))? != 0 {
-                return Err(ctx(
-                    "corrupt model file: trailing bytes after the accumulators".into(),
-                ));
-            }
-        }
-        (
-            Tables {
-                layout: h.layout,
-                weights,
-                coherence,
-            },
-            h.has_coherence,
-        )
-    };
+pub fn load(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), Error> {
+    let mut hr = open_reader(path)?;
+    let (tables, has_coherence) = read_body(path, &mut hr, trainable).map_err(|f| f.at(path))?;
     let sha256 = hex(&hr.hasher.finalize());
     let verified = match std::fs::read_to_string(sidecar(path)) {
         Ok(s) => {
             let want = s.split_whitespace().next().unwrap_or("").to_lowercase();
             if want != sha256 {
-                return Err(ctx(format!(
-                    "SHA-256 mismatch: file hashes to {sha256}, {} says {want}",
-                    sidecar(path).display()
-                )));
+                return Err(Error::Model {
+                    path: path.to_owned(),
+                    message: format!(
+                        "SHA-256 mismatch: file hashes to {sha256}, {} says {want}",
+                        sidecar(path).display()
+                    ),
+                });
             }
             Some(true)
         }
@@ -333,15 +304,77 @@ pub fn load(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), String> 
     ))
 }
 
-/// Read only the header (cheap `model info`).
-pub fn read_info(path: &Path) -> Result<Header, String> {
-    let mut hr = open_reader(path)?;
+/// Everything after opening: header, weights, accumulators, the check for trailing bytes.
+fn read_body(
+    path: &Path,
+    hr: &mut HashReader<BufReader<std::fs::File>>,
+    trainable: bool,
+) -> Result<(Tables, bool), Fault> {
     let mut r: Box<dyn Read> = if is_zst(path) {
-        Box::new(zstd::Decoder::new(&mut hr).map_err(|e| e.to_string())?)
+        Box::new(zstd::Decoder::new(hr)?)
     } else {
-        Box::new(&mut hr)
+        Box::new(hr)
     };
-    read_header(&mut r).map_err(|e| format!("{}: {e}", path.display()))
+    let h = read_header(&mut r)?;
+    check_memory(&h.layout, trainable)?;
+    let zero = || crate::tables::filled(h.entries, 0.0);
+    let weights = zero();
+    read_f32s(&mut r, &h.layout, &weights, "weights")?;
+    let coherence = if trainable {
+        let (e, a) = (zero(), zero());
+        if h.has_coherence {
+            read_f32s(&mut r, &h.layout, &e, "E accumulators")?;
+            read_f32s(&mut r, &h.layout, &a, "A accumulators")?;
+        }
+        Some((e, a))
+    } else {
+        None
+    };
+    // Anything left (trailing data, or accumulators we skip) must still be hashed.
+    if !trainable || !h.has_coherence {
+        let mut sink = [0u8; 1 << 16];
+        let mut extra = 0u64;
+        loop {
+            let n = r.read(&mut sink)?;
+            if n == 0 {
+                break;
+            }
+            extra += n as u64;
+        }
+        let expected_extra = if h.has_coherence { 8 * h.entries } else { 0 };
+        if extra != expected_extra {
+            return Err(Fault::Corrupt(format!("{extra} unexpected trailing bytes")));
+        }
+    } else {
+        let mut one = [0u8; 1];
+        if r.read(&mut one)? != 0 {
+            return Err(Fault::Corrupt(
+                "trailing bytes after the accumulators".into(),
+            ));
+        }
+    }
+    Ok((
+        Tables {
+            layout: h.layout,
+            weights,
+            coherence,
+        },
+        h.has_coherence,
+    ))
+}
+
+/// Read only the header (cheap `model info`).
+pub fn read_info(path: &Path) -> Result<Header, Error> {
+    let mut hr = open_reader(path)?;
+    let header = |hr| -> Result<Header, Fault> {
+        let mut r: Box<dyn Read> = if is_zst(path) {
+            Box::new(zstd::Decoder::new(hr)?)
+        } else {
+            Box::new(hr)
+        };
+        read_header(&mut r)
+    };
+    header(&mut hr).map_err(|f| f.at(path))
 }
 
 /// Statistics of a table set (for `model info`).
@@ -427,9 +460,9 @@ pub fn class_mean(t: &Tables) -> u64 {
 
 /// Promote to fill buckets: a new table set with `fill` whose every bucket starts as a copy
 /// of the source weights (so the promoted model plays exactly like the source until trained).
-pub fn promote(t: &Tables, fill: crate::layout::Fill, trainable: bool) -> Result<Tables, String> {
+pub fn promote(t: &Tables, fill: crate::layout::Fill, trainable: bool) -> Result<Tables, Error> {
     if t.layout.fill != crate::layout::Fill::None {
-        return Err(format!("layout `{}` already has fill buckets", t.layout));
+        return Err(Error::AlreadyFilled(t.layout.to_string()));
     }
     let layout = t.layout.with_fill(fill);
     check_memory(&layout, trainable)?;
@@ -518,11 +551,14 @@ mod tests {
         t.update(&[l.storage_index(spec + 1)], 2.0, 1.0);
         let (_dir, p) = tmp("order.bin");
         save(&t, &p, true).unwrap();
-        let bytes = std::fs::read(&p).unwrap();
-        let header = 8 + 4 + "win23,phase=all".len() + 8 + 1;
+        // read single entries at their offsets (the file is 1.8 GB: never read it whole)
+        let file = std::fs::File::open(&p).unwrap();
+        let header = 8 + 4 + "win23,phase=all".len() as u64 + 8 + 1;
         let at = |k: u64| {
-            let o = header + 4 * k as usize;
-            f32::from_le_bytes(bytes[o..o + 4].try_into().unwrap())
+            use std::os::unix::fs::FileExt;
+            let mut b = [0u8; 4];
+            file.read_exact_at(&mut b, header + 4 * k).unwrap();
+            f32::from_le_bytes(b)
         };
         assert_eq!(at(spec), 7.5);
         assert_eq!(at(spec + 1), t.weight(l.storage_index(spec + 1)));
@@ -551,15 +587,21 @@ mod tests {
         bytes[k] ^= 1;
         std::fs::write(&p, &bytes).unwrap();
         let e = load(&p, false).err().unwrap();
-        assert!(e.contains("SHA-256 mismatch"), "{e}");
+        assert!(e.to_string().contains("SHA-256 mismatch"), "{e}");
         // truncation is named even without a sidecar
         bytes[k] ^= 1;
         std::fs::write(&p, &bytes[..bytes.len() - 100]).unwrap();
         std::fs::remove_file(sidecar(&p)).unwrap();
         let e = load(&p, false).err().unwrap();
-        assert!(e.contains("truncated"), "{e}");
+        assert!(e.to_string().contains("truncated"), "{e}");
         std::fs::write(&p, b"NOTAMODEL").unwrap();
-        assert!(load(&p, false).err().unwrap().contains("not a D7NTUP01"));
+        assert!(
+            load(&p, false)
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("not a D7NTUP01")
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use drop7::board::Board;
 use drop7::game::{CENTER_ORDER, PublicState};
-use drop7::policy::{Choice, Policy, PolicyFactory, SearchPolicy, parse_depth_samples};
+use drop7::policy::{Choice, Policy, PolicyFactory, SearchPolicy};
 use drop7::rules::{MoveOutcome, play_move};
 use drop7::search::{Leaf, SearchConfig, StratifiedReveals, scenario_seed};
 
@@ -201,13 +201,15 @@ pub fn choose_one_ply(t: &Tables, s: &PublicState, scratch: &mut OnePlyScratch) 
 
 /// `ntuple-1ply`.
 pub struct OnePly {
+    /// The arm's name (with its model), as records carry it.
+    pub name: String,
     pub tables: Arc<Tables>,
     pub scratch: OnePlyScratch,
 }
 
 impl Policy for OnePly {
     fn name(&self) -> &str {
-        "ntuple-1ply"
+        &self.name
     }
     fn choose(&mut self, s: &PublicState) -> Choice {
         Choice {
@@ -218,25 +220,25 @@ impl Policy for OnePly {
     }
 }
 
-/// A factory for `ntuple-1ply` or `ntuple-dNsK` over shared tables; `None` for other names.
-pub fn factory(name: &str, tables: Arc<Tables>) -> Option<PolicyFactory> {
-    if name == "ntuple-1ply" {
-        return Some(Arc::new(move || {
+/// A factory for the one-ply policy (`search = None`) or the fair search with the n-tuple
+/// leaf at `(depth, samples)`, over shared tables; every instance is named `name`.
+pub fn factory(search: Option<(u32, u32)>, name: String, tables: Arc<Tables>) -> PolicyFactory {
+    match search {
+        None => Arc::new(move || {
             Box::new(OnePly {
+                name: name.clone(),
                 tables: tables.clone(),
                 scratch: OnePlyScratch::default(),
             }) as Box<dyn Policy>
-        }));
+        }),
+        Some((d, k)) => Arc::new(move || {
+            Box::new(SearchPolicy::new(
+                name.clone(),
+                NTupleLeaf::new(tables.clone()),
+                SearchConfig::fair(d, k),
+            )) as Box<dyn Policy>
+        }),
     }
-    let (d, k) = parse_depth_samples(name.strip_prefix("ntuple-")?)?;
-    let owned = name.to_owned();
-    Some(Arc::new(move || {
-        Box::new(SearchPolicy::new(
-            owned.clone(),
-            NTupleLeaf::new(tables.clone()),
-            SearchConfig::fair(d, k),
-        )) as Box<dyn Policy>
-    }))
 }
 
 #[cfg(test)]

@@ -38,12 +38,12 @@ pub fn available_memory() -> Option<u64> {
 }
 
 /// Refuse to allocate what the machine cannot hold, with a message that says how much.
-pub fn check_memory(layout: &Layout, with_coherence: bool) -> Result<(), String> {
+pub fn check_memory(layout: &Layout, with_coherence: bool) -> Result<(), crate::Error> {
     let need = bytes_needed(layout, with_coherence);
     if let Some(avail) = available_memory() {
         // keep 1 GiB of headroom for the rest of the process and the OS
         if need + (1 << 30) > avail {
-            return Err(format!(
+            return Err(crate::Error::Memory(format!(
                 "layout `{layout}` needs {:.1} GB ({} entries × {} bytes{}) but only {:.1} GB is available; use a smaller layout{}",
                 need as f64 / 1e9,
                 layout.total,
@@ -59,7 +59,7 @@ pub fn check_memory(layout: &Layout, with_coherence: bool) -> Result<(), String>
                 } else {
                     ""
                 }
-            ));
+            )));
         }
     }
     Ok(())
@@ -99,7 +99,11 @@ fn advise_huge_pages(_addr: usize, _len: usize) {}
 impl Tables {
     /// Fresh tables: every weight `optimistic_total / active` (computed in f32), so a state's
     /// value starts at `optimistic_total` rise units; accumulators at 0 if `trainable`.
-    pub fn new(layout: Layout, optimistic_total: f32, trainable: bool) -> Result<Self, String> {
+    pub fn new(
+        layout: Layout,
+        optimistic_total: f32,
+        trainable: bool,
+    ) -> Result<Self, crate::Error> {
         check_memory(&layout, trainable)?;
         let init = optimistic_total / layout.active() as f32;
         let weights = filled(layout.total, init);
@@ -255,7 +259,7 @@ mod tests {
         assert_eq!(bytes_needed(&wide, true), 69_600_000_000);
         if available_memory().is_some_and(|m| m < 69_000_000_000) {
             let e = check_memory(&wide, true).unwrap_err();
-            assert!(e.contains("69.6 GB"), "{e}");
+            assert!(e.to_string().contains("69.6 GB"), "{e}");
         }
     }
 }

@@ -4,13 +4,21 @@
 //! move cap 2,000) with the one-ply policy and, after every move from afterstate s to s′,
 //! moves V(s) towards r + V(s′) (r alone when the game ended), r = points/17,000. The first
 //! s of a game is the opening state. With one thread the run is deterministic.
+//!
+//! [`Trainer`] (in `trainer`) runs a whole resumable training run around these games;
+//! [`progress`] is its log and curve.
+
+mod progress;
+mod trainer;
+
+pub use progress::{ProgressRecord, TrainPoint, ValidationPoint, read_progress, training_curve};
+pub use trainer::{TrainConfig, TrainObserver, TrainSummary, Trainer};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
+use drop7::SeedBlock;
 use drop7::game::Game;
-use drop7::policy::PolicyFactory;
-use drop7::runner::{GameRecord, play_game};
 
 use crate::features::{Active, active, active_into};
 use crate::play::{OnePlyScratch, VALUE_SCALE, choose_one_ply, value};
@@ -58,9 +66,8 @@ pub fn train_game(t: &Tables, seed: u32, alpha: f32, scratch: &mut OnePlyScratch
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
     pub threads: usize,
-    /// Game `i` of the run uses seed `start + (i mod count)`.
-    pub start: u32,
-    pub count: u32,
+    /// Game `i` of the run uses seed `block.cycle(i)` (the block's seeds in order, wrapping).
+    pub block: SeedBlock,
     pub alpha: f32,
 }
 
@@ -73,7 +80,7 @@ pub fn run_until(t: &Tables, counters: &Counters, until: u64, plan: Plan, stop: 
                 let mut scratch = OnePlyScratch::default();
                 while counters.moves.load(Relaxed) < until && !stop.load(Relaxed) {
                     let i = counters.cursor.fetch_add(1, Relaxed);
-                    let seed = plan.start.wrapping_add((i % plan.count as u64) as u32);
+                    let seed = plan.block.cycle(i);
                     let (moves, score) = train_game(t, seed, plan.alpha, &mut scratch);
                     counters.moves.fetch_add(moves, Relaxed);
                     counters.games.fetch_add(1, Relaxed);
@@ -83,39 +90,6 @@ pub fn run_until(t: &Tables, counters: &Counters, until: u64, plan: Plan, stop: 
             });
         }
     });
-}
-
-/// Play every seed of a block with a policy on `threads` scoped threads (records in seed order).
-pub fn play_block(
-    factory: &PolicyFactory,
-    start: u32,
-    count: u32,
-    threads: usize,
-) -> Vec<GameRecord> {
-    let next = AtomicU64::new(0);
-    let mut all: Vec<GameRecord> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut policy = factory();
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Relaxed);
-                        if i >= count as u64 {
-                            break out;
-                        }
-                        out.push(play_game(start.wrapping_add(i as u32), policy.as_mut()));
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("validation worker"))
-            .collect()
-    });
-    all.sort_by_key(|r| r.seed.wrapping_sub(start));
-    all
 }
 
 /// Value of the opening board (rise units) — a quick health reading for progress lines.
@@ -142,8 +116,7 @@ mod tests {
                 2_000,
                 Plan {
                     threads: 1,
-                    start: 0xa530_0000,
-                    count: 1000,
+                    block: "0xa5300000:1000".parse().unwrap(),
                     alpha: 1.0,
                 },
                 &AtomicBool::new(false),
@@ -174,8 +147,7 @@ mod tests {
             20_000,
             Plan {
                 threads: 1,
-                start: 0xa530_0000,
-                count: 100_000,
+                block: "0xa5300000:100000".parse().unwrap(),
                 alpha: 1.0,
             },
             &AtomicBool::new(false),

@@ -1,0 +1,151 @@
+//! Argument types shared by several subcommands, each parsed once by clap through `FromStr`
+//! (so a bad value is reported with the flag's name and what is accepted), and the progress
+//! bars that observe the library's long runs.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Mutex;
+
+use clap::Args;
+use drop7::board::Board;
+use drop7::runner::{GameRecord, RunObserver};
+use indicatif::{ProgressBar, ProgressStyle};
+use ntuple::policy::{Models, PolicySpec};
+
+/// The model file for n-tuple policies written without `@FILE`.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArg {
+    /// Model file (D7NTUP01) for `ntuple-*` policies written without `@FILE`.
+    #[arg(long, env = "DROP7_MODEL", value_name = "FILE")]
+    pub model: Option<PathBuf>,
+}
+
+impl ModelArg {
+    /// A model cache that tells the user (on stderr) what each file holds as it loads.
+    pub fn models(&self) -> Models {
+        Models::new(self.model.clone()).on_load(|path, m| {
+            eprintln!(
+                "model {}: layout {}, sha256 {}{}",
+                path.display(),
+                m.tables.layout,
+                m.info.sha256,
+                match m.info.verified {
+                    Some(true) => " (verified)",
+                    _ => " (no .sha256 sidecar to check against)",
+                }
+            );
+        })
+    }
+
+    /// The factory of one policy (loading its model if it has one).
+    pub fn factory(&self, spec: &PolicySpec) -> anyhow::Result<drop7::policy::PolicyFactory> {
+        Ok(spec.factory(&mut self.models())?)
+    }
+}
+
+/// A count written as an integer or in scientific notation (`2e8`, `200_000_000`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count(pub u64);
+
+impl FromStr for Count {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim().replace('_', "");
+        let bad = || format!("`{s}` is not a count (e.g. 2e8 or 200000000)");
+        if let Ok(n) = t.parse::<u64>() {
+            return Ok(Self(n));
+        }
+        let v: f64 = t.parse().map_err(|_| bad())?;
+        if !(0.0..1.8e19).contains(&v) || v.fract() != 0.0 {
+            return Err(bad());
+        }
+        Ok(Self(v as u64))
+    }
+}
+
+/// A board: 49 digits row-major from the top, or `startpos`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoardArg(pub Board);
+
+impl FromStr for BoardArg {
+    type Err = drop7::BoardError;
+    fn from_str(s: &str) -> Result<Self, drop7::BoardError> {
+        if s == "startpos" {
+            Ok(Self(Board::start()))
+        } else {
+            Board::parse(s).map(Self)
+        }
+    }
+}
+
+/// A progress bar over a block of games, with the running mean score.
+pub struct BlockBar {
+    bar: ProgressBar,
+    quiet: bool,
+    sums: Mutex<(u64, u64)>,
+}
+
+impl BlockBar {
+    pub fn new(quiet: bool) -> Self {
+        let bar = if quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(0)
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} games  {msg}  {elapsed_precise} ETA {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        Self {
+            bar,
+            quiet,
+            sums: Mutex::new((0, 0)),
+        }
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl RunObserver for BlockBar {
+    fn started(&self, arm: &str, done: usize, todo: usize) {
+        if done > 0 && !self.quiet {
+            eprintln!(
+                "{arm}: resuming, {done} of {} games already in the output",
+                done + todo
+            );
+        }
+        *self.sums.lock().expect("sums") = (0, 0);
+        self.bar.set_prefix(arm.to_owned());
+        self.bar.set_length(todo as u64);
+        self.bar.set_position(0);
+        self.bar.reset_elapsed();
+    }
+    fn finished_game(&self, r: &GameRecord) {
+        let mut s = self.sums.lock().expect("sums");
+        s.0 += r.score;
+        s.1 += 1;
+        self.bar
+            .set_message(format!("mean {:.0}", s.0 as f64 / s.1 as f64));
+        self.bar.inc(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        assert_eq!("2e8".parse::<Count>(), Ok(Count(200_000_000)));
+        assert_eq!("200_000_000".parse::<Count>(), Ok(Count(200_000_000)));
+        assert_eq!("18446744073709551615".parse::<Count>(), Ok(Count(u64::MAX)));
+        for bad in ["-1", "1.5", "x", "1e30", ""] {
+            assert!(bad.parse::<Count>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! Paired screens (SPEC §8): every arm plays the same seed block, then each contrast gets the
+//! paired delta with bootstrap and t bounds, a gate and a verdict, written as `report.md`,
+//! `report.json` and one SVG per contrast. The block is opened in the seed ledger before a
+//! game is played, and only after everything that can be checked cheaply has been.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use evidence::figure::{Frame, text};
+use evidence::{Arm, ArmSummary, BootstrapConfig, PairedScreen, paired_screen};
+use serde::{Deserialize, Serialize};
+
+use crate::lease::{LeaseError, Ledger, Role, unix_now};
+use crate::policy::PolicyFactory;
+use crate::runner::{GameRecord, RunError, RunObserver, RunOptions, run_block};
+use crate::seeds::SeedBlock;
+
+/// The report format tag (v2: arms are `evidence::ArmSummary` fields plus game statistics;
+/// the arm's name is `name`, was `policy` in v1).
+pub const REPORT_FORMAT: &str = "actuary-drop7-screen-v2";
+
+/// The largest block `play` and `screen` accept: more games than this is a typo, and the
+/// runner keeps a list of the block's seeds.
+pub const MAX_BLOCK_GAMES: u64 = 1 << 24;
+
+/// One arm's games summarised: the score statistics every paired experiment has
+/// ([`ArmSummary`]) and what Drop7 adds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CohortSummary {
+    #[serde(flatten)]
+    pub scores: ArmSummary,
+    pub seeds: SeedBlock,
+    pub mean_moves: f64,
+    pub clears_per_move: f64,
+    pub reveals_per_move: f64,
+    pub work_per_game: f64,
+    pub work_per_move: f64,
+    pub censored: u64,
+    pub incomplete: u64,
+    pub illegal: u64,
+    pub wall_seconds: f64,
+}
+
+/// Scores in seed order, as an evidence arm wants them.
+pub fn scores(records: &[GameRecord]) -> Vec<f64> {
+    records.iter().map(|r| r.score as f64).collect()
+}
+
+/// Decisions that went wrong (incomplete searches, illegal answers): any fails the gate.
+pub fn faults(records: &[GameRecord]) -> u64 {
+    records.iter().map(|r| r.incomplete + r.illegal).sum()
+}
+
+impl CohortSummary {
+    pub fn of(arm: &str, block: SeedBlock, records: &[GameRecord]) -> Self {
+        let s = scores(records);
+        let n = records.len().max(1) as f64;
+        let moves: u64 = records.iter().map(|r| r.moves as u64).sum();
+        let m = moves.max(1) as f64;
+        let sum = |f: fn(&GameRecord) -> u64| records.iter().map(f).sum::<u64>();
+        Self {
+            scores: ArmSummary::of(&Arm {
+                name: arm,
+                scores: &s,
+                faults: faults(records),
+            }),
+            seeds: block,
+            mean_moves: moves as f64 / n,
+            clears_per_move: sum(|r| r.numbered_cleared) as f64 / m,
+            reveals_per_move: sum(|r| r.covers_revealed) as f64 / m,
+            work_per_game: sum(|r| r.work) as f64 / n,
+            work_per_move: sum(|r| r.work) as f64 / m,
+            censored: records.iter().filter(|r| r.censored).count() as u64,
+            incomplete: sum(|r| r.incomplete),
+            illegal: sum(|r| r.illegal),
+            wall_seconds: records.iter().map(|r| r.wall_seconds).sum(),
+        }
+    }
+}
+
+/// Why a screen could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ScreenError {
+    #[error("a screen needs at least two arms")]
+    TooFewArms,
+    #[error("arm `{0}` is listed twice")]
+    DuplicateArm(String),
+    #[error("a contrast needs two different arms (got arm {0} against itself)")]
+    SelfContrast(String),
+    #[error("a screen needs at least 2 games (the bounds need a spread); {0} has 1")]
+    TooFewGames(SeedBlock),
+    #[error("block {block} has {count} games; at most {MAX_BLOCK_GAMES} are accepted")]
+    TooManyGames { block: SeedBlock, count: u64 },
+    #[error(
+        "{}: this directory holds a screen of {found} on {found_seeds}, not {wanted} on {wanted_seeds}; choose another --out (or pass --force)", dir.display()
+    )]
+    DifferentScreen {
+        dir: PathBuf,
+        found: String,
+        found_seeds: String,
+        wanted: String,
+        wanted_seeds: String,
+    },
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error(transparent)]
+    Evidence(#[from] evidence::EvidenceError),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A screen to run.
+pub struct ScreenPlan<'a> {
+    /// The arms, the first the default reference; each factory names its arm.
+    pub arms: Vec<PolicyFactory>,
+    /// (candidate, reference) arm indices; empty = every other arm against the first.
+    pub contrasts: Vec<(usize, usize)>,
+    pub block: SeedBlock,
+    /// Output directory: per-arm games, report.md, report.json, figures; re-running resumes.
+    pub out: &'a Path,
+    pub ledger: &'a Path,
+    /// Open the block although another screen read it, or reuse a directory of another screen.
+    pub force: bool,
+    pub threads: usize,
+}
+
+/// What `screen.json` in the output directory records, so a resumed run is the same screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Manifest {
+    format: String,
+    seeds: SeedBlock,
+    arms: Vec<String>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScreenReport {
+    pub format: &'static str,
+    pub seeds: SeedBlock,
+    pub lease: String,
+    pub arms: Vec<CohortSummary>,
+    pub contrasts: Vec<PairedScreen>,
+}
+
+/// A name usable as a file name: ASCII letters, digits and `-`; anything else becomes `_`.
+pub fn file_stem(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Check the plan, open the block, play every arm (resumable), compare, write the report.
+pub fn run_screen(
+    plan: &ScreenPlan<'_>,
+    observer: &dyn RunObserver,
+) -> Result<ScreenReport, ScreenError> {
+    // 1. Everything cheap first: nothing below may burn the block.
+    let names: Vec<String> = plan.arms.iter().map(|f| f().name().to_owned()).collect();
+    if names.len() < 2 {
+        return Err(ScreenError::TooFewArms);
+    }
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(ScreenError::DuplicateArm(n.clone()));
+        }
+    }
+    let contrasts: Vec<(usize, usize)> = if plan.contrasts.is_empty() {
+        (1..names.len()).map(|i| (i, 0)).collect()
+    } else {
+        plan.contrasts.clone()
+    };
+    if let Some(&(c, _)) = contrasts.iter().find(|(c, r)| c == r) {
+        return Err(ScreenError::SelfContrast(names[c].clone()));
+    }
+    if plan.block.count() < 2 {
+        return Err(ScreenError::TooFewGames(plan.block));
+    }
+    if plan.block.count() > MAX_BLOCK_GAMES {
+        return Err(ScreenError::TooManyGames {
+            block: plan.block,
+            count: plan.block.count(),
+        });
+    }
+    let io = |p: &Path| {
+        let p = p.to_owned();
+        move |source| ScreenError::Io { path: p, source }
+    };
+    std::fs::create_dir_all(plan.out).map_err(io(plan.out))?;
+    let manifest_path = plan.out.join("screen.json");
+    let manifest = Manifest {
+        format: REPORT_FORMAT.into(),
+        seeds: plan.block,
+        arms: names.clone(),
+    };
+    if let Ok(text) = std::fs::read_to_string(&manifest_path)
+        && let Ok(found) = serde_json::from_str::<Manifest>(&text)
+        && (found.seeds != manifest.seeds || found.arms != manifest.arms)
+        && !plan.force
+    {
+        return Err(ScreenError::DifferentScreen {
+            dir: plan.out.to_owned(),
+            found: found.arms.join(","),
+            found_seeds: found.seeds.to_string(),
+            wanted: names.join(","),
+            wanted_seeds: plan.block.to_string(),
+        });
+    }
+
+    // 2. Open the block (under the ledger's lock), then record what this directory holds.
+    let opener = std::fs::canonicalize(plan.out)
+        .unwrap_or_else(|_| plan.out.to_owned())
+        .display()
+        .to_string();
+    let lease = Ledger::update(plan.ledger, |l| {
+        l.open(Role::Screen, plan.block, &opener, plan.force, unix_now())
+    })?;
+    let text = serde_json::to_string_pretty(&manifest).expect("manifest") + "\n";
+    evidence::atomic_write(&manifest_path, text.as_bytes())?;
+
+    // 3. Play.
+    let mut records: Vec<Vec<GameRecord>> = Vec::new();
+    for (name, factory) in names.iter().zip(&plan.arms) {
+        let path = plan.out.join(format!("games-{}.jsonl", file_stem(name)));
+        let run = run_block(
+            factory,
+            plan.block,
+            &RunOptions {
+                threads: plan.threads,
+                out: Some(&path),
+            },
+            observer,
+        )?;
+        records.push(run.records);
+    }
+
+    // 4. Compare and write.
+    let summaries: Vec<CohortSummary> = names
+        .iter()
+        .zip(&records)
+        .map(|(n, r)| CohortSummary::of(n, plan.block, r))
+        .collect();
+    let mut results = Vec::new();
+    for &(c, r) in &contrasts {
+        let (cs, rs) = (scores(&records[c]), scores(&records[r]));
+        let s = paired_screen(
+            &Arm {
+                name: &names[c],
+                scores: &cs,
+                faults: faults(&records[c]),
+            },
+            &Arm {
+                name: &names[r],
+                scores: &rs,
+                faults: faults(&records[r]),
+            },
+            BootstrapConfig::default(),
+        )?;
+        let deltas: Vec<f64> = cs.iter().zip(&rs).map(|(x, y)| x - y).collect();
+        let svg = paired_figure(plan.block, &deltas, &s);
+        let path = plan.out.join(format!(
+            "paired-{}-vs-{}.svg",
+            file_stem(&names[c]),
+            file_stem(&names[r])
+        ));
+        evidence::atomic_write(&path, svg.as_bytes())?;
+        results.push(s);
+    }
+    let report = ScreenReport {
+        format: REPORT_FORMAT,
+        seeds: plan.block,
+        lease,
+        arms: summaries,
+        contrasts: results,
+    };
+    evidence::atomic_write(&plan.out.join("report.md"), markdown(&report).as_bytes())?;
+    let json = serde_json::to_string_pretty(&report).expect("report") + "\n";
+    evidence::atomic_write(&plan.out.join("report.json"), json.as_bytes())?;
+    Ok(report)
+}
+
+/// The report as Markdown: the arms table, the contrasts table, how the bounds were made.
+pub fn markdown(r: &ScreenReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# Screen on seeds {} (lease `{}`)\n", r.seeds, r.lease);
+    let _ = writeln!(
+        s,
+        "| arm | games | mean | median | Q25 | max | moves | clears/move | reveals/move | work/game | incomplete | illegal |"
+    );
+    let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for a in &r.arms {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.3} | {:.3} | {:.4e} | {} | {} |",
+            a.scores.name,
+            a.scores.games,
+            a.scores.mean,
+            a.scores.median,
+            a.scores.q25,
+            a.scores.max,
+            a.mean_moves,
+            a.clears_per_move,
+            a.reveals_per_move,
+            a.work_per_game,
+            a.incomplete,
+            a.illegal
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "| contrast | delta | bootstrap LB95 | UB95 | t LB95 | W-T-L | halves | floor | gate | verdict |"
+    );
+    let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|--:|--:|:-:|---|");
+    for p in &r.contrasts {
+        let _ = writeln!(
+            s,
+            "| {} − {} | {:+.0} | {:+.0} | {:+.0} | {:+.0} | {}-{}-{} | {:+.0} / {:+.0} | {:.0}{} | {} | {} |",
+            p.candidate.name,
+            p.reference.name,
+            p.delta_mean,
+            p.bootstrap_lb95,
+            p.bootstrap_ub95,
+            p.t_lb95,
+            p.wins,
+            p.ties,
+            p.losses,
+            p.first_half_mean,
+            p.second_half_mean,
+            p.detection_floor,
+            if p.measured { "" } else { " (below floor)" },
+            if p.gate.passed { "pass" } else { "fail" },
+            p.verdict
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nBootstrap: 20,000 resamples, NumPy default_rng(0xB0071EAF), 0.05/0.95 quantiles (each a one-sided 95 % bound). t LB95 uses the exact t quantile at n−1 df. Gate: no faults, LB > 0, t LB > 0, both halves > 0, candidate Q25 ≥ reference Q25."
+    );
+    s
+}
+
+/// Per-game paired differences in seed order, with the halves divider and the mean.
+pub fn paired_figure(block: SeedBlock, d: &[f64], s: &PairedScreen) -> String {
+    let frame = Frame {
+        width: 900.0,
+        height: 420.0,
+        left: 80.0,
+        right: 20.0,
+        top: 50.0,
+        bottom: 40.0,
+    };
+    let p = frame.plot();
+    let lo = d.iter().cloned().fold(0.0f64, f64::min);
+    let hi = d.iter().cloned().fold(0.0f64, f64::max);
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let y = |v: f64| p.y + (hi - v) / span * p.height;
+    let bw = p.width / d.len().max(1) as f64;
+    let title = format!(
+        "{} − {}, seeds {block}: mean {:+.0}, bootstrap LB95 {:+.0}, W-T-L {}-{}-{}, {}",
+        s.candidate.name,
+        s.reference.name,
+        s.delta_mean,
+        s.bootstrap_lb95,
+        s.wins,
+        s.ties,
+        s.losses,
+        s.verdict
+    );
+    let mut o = frame.begin(&title, 20.0);
+    for (i, &v) in d.iter().enumerate() {
+        let x = p.x + i as f64 * bw;
+        let (top, bottom) = (y(v.max(0.0)), y(v.min(0.0)));
+        let color = if v >= 0.0 { "#2b7bb9" } else { "#d9534f" };
+        let _ = writeln!(
+            o,
+            r#"<rect x="{x:.2}" y="{top:.2}" width="{:.2}" height="{:.2}" fill="{color}"/>"#,
+            (bw * 0.85).max(0.5),
+            (bottom - top).max(0.5)
+        );
+    }
+    let hline = |o: &mut String, v: f64, style: &str| {
+        let _ = writeln!(
+            o,
+            r#"<line x1="{}" x2="{}" y1="{:.2}" y2="{:.2}" {style}/>"#,
+            p.x,
+            p.right(),
+            y(v),
+            y(v)
+        );
+    };
+    hline(&mut o, 0.0, r#"stroke="black""#);
+    hline(
+        &mut o,
+        s.delta_mean,
+        r#"stroke="dimgray" stroke-dasharray="6,3""#,
+    );
+    let xm = p.x + (d.len() / 2) as f64 * bw;
+    let _ = writeln!(
+        o,
+        r#"<line x1="{xm:.2}" x2="{xm:.2}" y1="{}" y2="{}" stroke="darkgray" stroke-dasharray="2,4"/>"#,
+        p.y,
+        p.bottom()
+    );
+    let below = p.bottom() + 16.0;
+    let first = format!("first half {:+.0}", s.first_half_mean);
+    text(&mut o, p.x + 4.0, below, "start", "dimgray", &first);
+    let second = format!("second half {:+.0}", s.second_half_mean);
+    text(&mut o, xm + 4.0, below, "start", "dimgray", &second);
+    for v in [lo, 0.0, hi] {
+        text(
+            &mut o,
+            p.x - 6.0,
+            y(v) + 4.0,
+            "end",
+            "black",
+            &format!("{v:.0}"),
+        );
+    }
+    let axis = "game (seed order)";
+    text(
+        &mut o,
+        p.x + p.width / 2.0,
+        frame.height - 6.0,
+        "middle",
+        "black",
+        axis,
+    );
+    frame.end(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::BuiltinPolicy;
+    use crate::runner::Silent;
+
+    fn arm(name: &str) -> PolicyFactory {
+        name.parse::<BuiltinPolicy>().unwrap().factory().unwrap()
+    }
+
+    #[test]
+    fn screens_check_before_opening_and_resume_only_the_same_screen() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("leases.json");
+        let out = dir.path().join("s");
+        let plan = |arms: &[&str], seeds: &str, force: bool| ScreenPlan {
+            arms: arms.iter().map(|a| arm(a)).collect(),
+            contrasts: vec![],
+            block: seeds.parse().unwrap(),
+            out: &out,
+            ledger: &ledger,
+            force,
+            threads: 2,
+        };
+        // refused before the ledger is touched
+        for (arms, seeds, want) in [
+            (
+                &["center", "leftmost", "center"][..],
+                "0x10:4",
+                "listed twice",
+            ),
+            (&["center"][..], "0x10:4", "at least two arms"),
+            (&["center", "leftmost"][..], "0x10:1", "at least 2 games"),
+            (&["center", "leftmost"][..], "0x0:16777217", "at most"),
+        ] {
+            let e = run_screen(&plan(arms, seeds, false), &Silent).unwrap_err();
+            assert!(e.to_string().contains(want), "{e}");
+            assert!(!ledger.exists(), "{want}: the ledger was written");
+        }
+        let r = run_screen(&plan(&["leftmost", "center"], "0x10:6", false), &Silent).unwrap();
+        assert_eq!(r.lease, "screen-0x00000010-6");
+        assert_eq!(r.arms[1].scores.name, "center");
+        assert_eq!(r.contrasts[0].candidate.name, "center");
+        assert_eq!(r.arms[0].scores.games, 6);
+        // the paired delta is the difference of the arms' means
+        let delta = r.arms[1].scores.mean - r.arms[0].scores.mean;
+        assert!((r.contrasts[0].delta_mean - delta).abs() < 1e-9);
+        for f in [
+            "report.md",
+            "report.json",
+            "screen.json",
+            "paired-center-vs-leftmost.svg",
+        ] {
+            assert!(out.join(f).exists(), "{f}");
+        }
+        // same screen resumes; another set of arms in the same directory is refused
+        run_screen(&plan(&["leftmost", "center"], "0x10:6", false), &Silent).unwrap();
+        let e = run_screen(&plan(&["leftmost", "random"], "0x10:6", false), &Silent).unwrap_err();
+        assert!(
+            e.to_string().contains("holds a screen of leftmost,center"),
+            "{e}"
+        );
+        // the block was opened by this directory: another directory is refused
+        let other = dir.path().join("t");
+        let p2 = ScreenPlan {
+            out: &other,
+            ..plan(&["leftmost", "random"], "0x10:6", false)
+        };
+        let e = run_screen(&p2, &Silent).unwrap_err();
+        assert!(e.to_string().contains("already opened"), "{e}");
+    }
+
+    #[test]
+    fn cohort_summary_is_arm_summary_plus_game_statistics() {
+        let run = run_block(
+            &arm("center"),
+            "0x20:4".parse().unwrap(),
+            &RunOptions::default(),
+            &Silent,
+        )
+        .unwrap();
+        let c = CohortSummary::of("center", run.block, &run.records);
+        let mut s: Vec<f64> = scores(&run.records);
+        let mean = s.iter().sum::<f64>() / 4.0;
+        s.sort_by(f64::total_cmp);
+        assert_eq!(c.scores.games, 4);
+        assert!((c.scores.mean - mean).abs() < 1e-9);
+        assert_eq!(c.scores.max, s[3]);
+        let moves: u32 = run.records.iter().map(|r| r.moves).sum();
+        assert_eq!(c.mean_moves, moves as f64 / 4.0);
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["name"], "center");
+        assert_eq!(v["seeds"], "0x00000020:4");
+        assert!(v["meanMoves"].is_number());
+    }
+}

@@ -1,0 +1,217 @@
+//! Seeds and seed blocks as the command line, the ledger, the runner and training name them.
+//!
+//! A [`SeedBlock`] is `count ≥ 1` consecutive seeds `start, start+1, …` that stay inside the
+//! 32-bit seed space: a block that wrapped past `0xffffffff` would overlap blocks at the bottom
+//! of the space without the ledger's interval test seeing it, so such a block is refused at
+//! construction rather than special-cased everywhere it is compared.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A seed or a seed block that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SeedError {
+    #[error("bad seed `{0}`: expected a 32-bit value, decimal or 0x-hex")]
+    Seed(String),
+    #[error("bad seed block `{0}`: expected <start>:<count>, e.g. 0xa52f2140:256")]
+    BlockSyntax(String),
+    #[error("bad seed block `{0}`: the count must be a number from 1 to 4294967296")]
+    Count(String),
+    #[error(
+        "bad seed block `{block}`: it runs past 0xffffffff (last seed would be {last:#x}); blocks do not wrap"
+    )]
+    Wraps { block: String, last: u64 },
+}
+
+/// Parse a seed written in decimal or as `0x…` hexadecimal.
+pub fn parse_seed(s: &str) -> Result<u32, SeedError> {
+    let t = s.trim();
+    let parsed = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u32::from_str_radix(h, 16)
+    } else {
+        t.parse::<u32>()
+    };
+    parsed.map_err(|_| SeedError::Seed(s.to_owned()))
+}
+
+/// Format a seed the way the vectors do: `0x` and 8 lowercase hex digits.
+pub fn seed_hex(seed: u32) -> String {
+    format!("{seed:#010x}")
+}
+
+/// `count` consecutive seeds from `start`, inside the 32-bit space (`start + count ≤ 2³²`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct SeedBlock {
+    start: u32,
+    /// 1 ..= 2³²; a u64 so that the whole space is one block.
+    count: u64,
+}
+
+impl SeedBlock {
+    /// The block `[start, start + count)`.
+    pub fn new(start: u32, count: u64) -> Result<Self, SeedError> {
+        let name = || format!("{}:{count}", seed_hex(start));
+        if count == 0 || count > 1 << 32 {
+            return Err(SeedError::Count(name()));
+        }
+        let end = start as u64 + count;
+        if end > 1 << 32 {
+            return Err(SeedError::Wraps {
+                block: name(),
+                last: end - 1,
+            });
+        }
+        Ok(Self { start, count })
+    }
+
+    pub fn start(&self) -> u32 {
+        self.start
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// One past the last seed (may be 2³²).
+    pub fn end_exclusive(&self) -> u64 {
+        self.start as u64 + self.count
+    }
+
+    /// The seeds in order.
+    pub fn seeds(&self) -> impl Iterator<Item = u32> + use<> {
+        let start = self.start as u64;
+        (start..start + self.count).map(|s| s as u32)
+    }
+
+    /// Seed number `i` of an endless walk through the block (`start + i mod count`): training
+    /// takes its games this way.
+    pub fn cycle(&self, i: u64) -> u32 {
+        (self.start as u64 + i % self.count) as u32
+    }
+
+    /// Position of `seed` in the block, if it is in it.
+    pub fn index_of(&self, seed: u32) -> Option<u64> {
+        let i = (seed as u64).checked_sub(self.start as u64)?;
+        (i < self.count).then_some(i)
+    }
+
+    /// Whether the two blocks share a seed.
+    pub fn overlaps(&self, other: &SeedBlock) -> bool {
+        (self.start as u64) < other.end_exclusive() && (other.start as u64) < self.end_exclusive()
+    }
+}
+
+impl fmt::Display for SeedBlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", seed_hex(self.start), self.count)
+    }
+}
+
+impl FromStr for SeedBlock {
+    type Err = SeedError;
+    /// `<start>:<count>`, each decimal or 0x-hex.
+    fn from_str(s: &str) -> Result<Self, SeedError> {
+        let (a, b) = s
+            .split_once(':')
+            .ok_or_else(|| SeedError::BlockSyntax(s.to_owned()))?;
+        let start = parse_seed(a).map_err(|_| SeedError::BlockSyntax(s.to_owned()))?;
+        let b = b.trim();
+        let count = if let Some(h) = b.strip_prefix("0x").or_else(|| b.strip_prefix("0X")) {
+            u64::from_str_radix(h, 16)
+        } else {
+            b.parse::<u64>()
+        }
+        .map_err(|_| SeedError::Count(s.to_owned()))?;
+        Self::new(start, count).map_err(|e| match e {
+            SeedError::Wraps { last, .. } => SeedError::Wraps {
+                block: s.to_owned(),
+                last,
+            },
+            _ => SeedError::Count(s.to_owned()),
+        })
+    }
+}
+
+impl From<SeedBlock> for String {
+    fn from(b: SeedBlock) -> String {
+        b.to_string()
+    }
+}
+
+impl TryFrom<String> for SeedBlock {
+    type Error = SeedError;
+    fn try_from(s: String) -> Result<Self, SeedError> {
+        s.parse()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn seeds_parse() {
+        assert_eq!(parse_seed("0xa52f2140"), Ok(0xa52f2140));
+        assert_eq!(parse_seed("42"), Ok(42));
+        assert!(parse_seed("0x1_0000_0000").is_err());
+        assert!(parse_seed("4294967296").is_err());
+        assert!(
+            parse_seed("seed")
+                .unwrap_err()
+                .to_string()
+                .contains("bad seed")
+        );
+        assert_eq!(seed_hex(0x2d70), "0x00002d70");
+    }
+
+    #[test]
+    fn blocks_parse_and_refuse() {
+        let b: SeedBlock = "0xa52f2140:256".parse().unwrap();
+        assert_eq!((b.start(), b.count()), (0xa52f2140, 256));
+        assert_eq!(b.to_string(), "0xa52f2140:256");
+        assert_eq!(b.seeds().nth(255), Some(0xa52f223f));
+        assert_eq!(b.seeds().count(), 256);
+        let top: SeedBlock = "0xffffff00:256".parse().unwrap();
+        assert_eq!(top.end_exclusive(), 1 << 32);
+        assert_eq!(top.seeds().last(), Some(u32::MAX));
+        let all: SeedBlock = "0:4294967296".parse().unwrap();
+        assert_eq!(all.count(), 1 << 32);
+        for bad in ["0xa52f2140", "x:3", "5:0", "5:-1", "5:many", "0:4294967297"] {
+            assert!(bad.parse::<SeedBlock>().is_err(), "{bad}");
+        }
+        let e = "0xfffffff0:32".parse::<SeedBlock>().unwrap_err();
+        assert!(e.to_string().contains("past 0xffffffff"), "{e}");
+        assert_eq!(b.cycle(257), 0xa52f2141);
+        assert_eq!(b.index_of(0xa52f2141), Some(1));
+        assert_eq!(b.index_of(0xa52f2140 + 256), None);
+        assert_eq!(b.index_of(3), None);
+        let json = serde_json::to_string(&b).unwrap();
+        assert_eq!(json, "\"0xa52f2140:256\"");
+        assert_eq!(serde_json::from_str::<SeedBlock>(&json).unwrap(), b);
+        assert!(serde_json::from_str::<SeedBlock>("\"1:0\"").is_err());
+    }
+
+    proptest! {
+        /// Overlap is exactly "some seed is in both", tested on small blocks by enumeration.
+        #[test]
+        fn overlap_is_set_intersection(a in 0u32..200, n in 1u64..50, b in 0u32..200, m in 1u64..50) {
+            let x = SeedBlock::new(a, n).unwrap();
+            let y = SeedBlock::new(b, m).unwrap();
+            let shared = x.seeds().any(|s| y.index_of(s).is_some());
+            prop_assert_eq!(x.overlaps(&y), shared);
+            prop_assert_eq!(y.overlaps(&x), shared);
+        }
+
+        /// Display and FromStr are inverse.
+        #[test]
+        fn display_round_trips(a in any::<u32>(), n in 1u64..=(1 << 32)) {
+            if let Ok(x) = SeedBlock::new(a, n) {
+                prop_assert_eq!(x.to_string().parse::<SeedBlock>().unwrap(), x);
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! Every policy by name, the n-tuple ones included, parsed once at the command line:
+//! [`PolicySpec`] (`FromStr`/`Display`) and the [`Models`] cache that loads each model file
+//! once and names the arm by the file's name and SHA-256 (never by a machine's path).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use drop7::policy::{BuiltinPolicy, PolicyFactory, parse_depth_samples};
+
+use crate::Error;
+use crate::model::{self, LoadInfo};
+use crate::tables::Tables;
+
+/// A policy as the command line names it: a built-in one, or an n-tuple policy over a model
+/// (`ntuple-1ply`, `ntuple-dNsK`, optionally `@FILE`; without it the default model is used).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PolicySpec {
+    Builtin(BuiltinPolicy),
+    NTuple {
+        /// `None` = one-ply (`ntuple-1ply`); else the fair search's (depth, samples).
+        search: Option<(u32, u32)>,
+        model: Option<PathBuf>,
+    },
+}
+
+/// Every accepted policy form, for messages and `--help`.
+pub const POLICIES: &str = "random, trace-random, center, leftmost, fair-dNsK (e.g. fair-d3s7), ntuple-1ply, ntuple-dNsK (e.g. ntuple-d3s7), the ntuple ones optionally @MODEL-FILE";
+
+impl std::str::FromStr for PolicySpec {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let Some(rest) = s.strip_prefix("ntuple-") else {
+            return s.parse::<BuiltinPolicy>().map(Self::Builtin).map_err(|e| {
+                Error::Policy(match e {
+                    drop7::policy::PolicyError::Unknown(_) => {
+                        format!("unknown policy `{s}`: expected one of {POLICIES}")
+                    }
+                    e => e.to_string(),
+                })
+            });
+        };
+        let (kind, model) = match rest.split_once('@') {
+            Some((k, f)) if !f.is_empty() => (k, Some(PathBuf::from(f))),
+            Some(_) => return Err(Error::Policy(format!("policy `{s}`: nothing after `@`"))),
+            None => (rest, None),
+        };
+        let search = match kind {
+            "1ply" => None,
+            dk => Some(parse_depth_samples(dk).ok_or_else(|| {
+                Error::Policy(format!(
+                    "bad n-tuple policy `{s}`: expected ntuple-1ply or ntuple-dNsK with depth 1-8 and samples 1-64 (e.g. ntuple-d3s7)"
+                ))
+            })?),
+        };
+        Ok(Self::NTuple { search, model })
+    }
+}
+
+impl std::fmt::Display for PolicySpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Builtin(b) => b.fmt(f),
+            Self::NTuple { search, model } => {
+                f.write_str("ntuple-")?;
+                match search {
+                    None => f.write_str("1ply")?,
+                    Some((d, k)) => write!(f, "d{d}s{k}")?,
+                }
+                if let Some(m) = model {
+                    write!(f, "@{}", m.display())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl PolicySpec {
+    /// The policy kind without its model file (`ntuple-d3s7`, `fair-d3s7`).
+    pub fn kind(&self) -> String {
+        match self {
+            Self::NTuple { search, .. } => Self::NTuple {
+                search: *search,
+                model: None,
+            }
+            .to_string(),
+            b => b.to_string(),
+        }
+    }
+
+    /// Whether the policy needs a model file.
+    pub fn needs_model(&self) -> bool {
+        matches!(self, Self::NTuple { .. })
+    }
+
+    /// Fresh instances (one per worker thread). An n-tuple policy without `@FILE` takes
+    /// `models`' default file. The arm is named by [`Models::label`].
+    pub fn factory(&self, models: &mut Models) -> Result<PolicyFactory, Error> {
+        match self {
+            Self::Builtin(b) => b.factory().map_err(|e| Error::Policy(e.to_string())),
+            Self::NTuple { search, model } => {
+                let path = match model {
+                    Some(p) => p.clone(),
+                    None => models.default.clone().ok_or_else(|| {
+                        Error::Policy(format!(
+                            "policy `{self}` needs a model: write `{self}@FILE`, or pass --model FILE (or set DROP7_MODEL)"
+                        ))
+                    })?,
+                };
+                let m = models.get(&path)?;
+                let label = format!("{}@{}", self.kind(), m.label());
+                Ok(crate::play::factory(*search, label, m.tables.clone()))
+            }
+        }
+    }
+}
+
+/// A loaded model and how results name it.
+#[derive(Clone)]
+pub struct LoadedModel {
+    pub tables: Arc<Tables>,
+    /// The file's name without its directory.
+    pub file_name: String,
+    pub info: LoadInfo,
+}
+
+impl LoadedModel {
+    /// `FILE#SHA` with the first 12 hex digits of the SHA-256: unambiguous across runs that
+    /// reuse a file name (every run writes `best-weights.bin`), free of local paths.
+    pub fn label(&self) -> String {
+        format!("{}#{}", self.file_name, &self.info.sha256[..12])
+    }
+}
+
+/// Called after a model file is loaded.
+type OnLoad = Box<dyn Fn(&Path, &LoadedModel)>;
+
+/// Model files loaded once each and shared by every policy that names them. Passed
+/// explicitly (no process-wide state), so a test or a server can hold several.
+#[derive(Default)]
+pub struct Models {
+    /// The file for n-tuple policies written without `@FILE`.
+    pub default: Option<PathBuf>,
+    loaded: HashMap<PathBuf, LoadedModel>,
+    on_load: Option<OnLoad>,
+}
+
+impl Models {
+    pub fn new(default: Option<PathBuf>) -> Self {
+        Self {
+            default,
+            ..Self::default()
+        }
+    }
+
+    /// Call `f` after each file is loaded (to tell the user its layout and hash).
+    pub fn on_load(mut self, f: impl Fn(&Path, &LoadedModel) + 'static) -> Self {
+        self.on_load = Some(Box::new(f));
+        self
+    }
+
+    /// The model in `path`, loaded (frozen, without accumulators) on first use.
+    pub fn get(&mut self, path: &Path) -> Result<&LoadedModel, Error> {
+        if !self.loaded.contains_key(path) {
+            let (tables, info) = model::load(path, false)?;
+            let m = LoadedModel {
+                tables: Arc::new(tables),
+                file_name: path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                info,
+            };
+            if let Some(f) = &self.on_load {
+                f(path, &m);
+            }
+            self.loaded.insert(path.to_owned(), m);
+        }
+        Ok(&self.loaded[path])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Layout;
+    use crate::tables::OPTIMISTIC_TOTAL;
+
+    fn spec(s: &str) -> PolicySpec {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn names_round_trip_and_refuse() {
+        for s in [
+            "random",
+            "trace-random",
+            "center",
+            "leftmost",
+            "fair-d3s7",
+            "ntuple-1ply",
+            "ntuple-d4s7",
+            "ntuple-d3s7@runs/a b/best-weights.bin",
+        ] {
+            assert_eq!(spec(s).to_string(), s);
+        }
+        assert_eq!(spec("ntuple-d3s7@x.bin").kind(), "ntuple-d3s7");
+        assert!(spec("ntuple-1ply").needs_model() && !spec("fair-d2s7").needs_model());
+        for (bad, want) in [
+            ("greedy", "unknown policy `greedy`"),
+            ("ntuple-d9s7", "ntuple-dNsK"),
+            ("ntuple-d3s7@", "nothing after"),
+            ("fair-d3", "dNsK"),
+        ] {
+            let e = bad.parse::<PolicySpec>().unwrap_err().to_string();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+        let mut models = Models::new(None);
+        let e = spec("ntuple-d3s7")
+            .factory(&mut models)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("needs a model"), "{e}");
+        let e = spec("trace-random")
+            .factory(&mut models)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("only for `drop7 trace`"), "{e}");
+    }
+
+    /// A model is loaded once for every policy that names it; arms are named by file name and
+    /// hash, not by the path they were loaded from.
+    #[test]
+    fn models_load_once_and_name_arms_by_file_and_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.bin");
+        let t = Tables::new(
+            Layout::parse("win23,phase=none").unwrap(),
+            OPTIMISTIC_TOTAL,
+            false,
+        )
+        .unwrap();
+        let sha = crate::model::save(&t, &path, false).unwrap();
+        drop(t);
+        let loads = std::rc::Rc::new(std::cell::Cell::new(0));
+        let seen = loads.clone();
+        let mut models =
+            Models::new(Some(path.clone())).on_load(move |_, _| seen.set(seen.get() + 1));
+        let a = spec("ntuple-d1s1").factory(&mut models).unwrap();
+        let b = spec(&format!("ntuple-1ply@{}", path.display()))
+            .factory(&mut models)
+            .unwrap();
+        assert_eq!(loads.get(), 1);
+        assert_eq!(a().name(), format!("ntuple-d1s1@m.bin#{}", &sha[..12]));
+        assert_eq!(b().name(), format!("ntuple-1ply@m.bin#{}", &sha[..12]));
+        assert!(!a().name().contains(dir.path().to_str().unwrap()));
+    }
+}

@@ -1,0 +1,641 @@
+//! A whole training run (SPEC §7), resumable across sittings: the seed ledger, fresh or
+//! resumed tables, the TD+TC games in segments, progress lines, periodic validation against
+//! the fair leaf with the best tables kept, an optional plateau stop, checkpoints, final
+//! weights and the curve. The command line only maps arguments to [`TrainConfig`] and
+//! draws progress from [`TrainObserver`].
+//!
+//! Files in the output directory: `progress.jsonl`, `checkpoint.bin` (+ `.sha256`) and
+//! `checkpoint.json` (the state that survives a restart), `validation-fair-dNsK.jsonl` (the
+//! control, played once), `best-weights.bin`, `final-weights.bin`, `training-curve.svg`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Instant;
+
+use drop7::SeedBlock;
+use drop7::lease::{Ledger, Role, unix_now};
+use drop7::policy::BuiltinPolicy;
+use drop7::runner::{GameRecord, RunOptions, Silent, run_block};
+use drop7::screen::{faults, scores};
+use evidence::{Arm, BootstrapConfig, paired_screen};
+use serde::{Deserialize, Serialize};
+
+use super::progress::{ProgressRecord, TrainPoint, ValidationPoint, append_progress};
+use super::{Counters, Plan, opening_value, run_until};
+use crate::Error;
+use crate::layout::Layout;
+use crate::model;
+use crate::tables::{OPTIMISTIC_TOTAL, Tables};
+
+/// Everything a run needs.
+#[derive(Debug, Clone)]
+pub struct TrainConfig {
+    pub layout: Layout,
+    /// Training games take the block's seeds in order, wrapping.
+    pub seeds: SeedBlock,
+    pub alpha: f32,
+    /// Stop at this many training moves in total (a resumed run may raise it).
+    pub target_moves: u64,
+    /// Worker threads (1 = deterministic).
+    pub threads: usize,
+    pub checkpoint_every: u64,
+    /// 0 = never validate.
+    pub validate_every: u64,
+    pub validation_seeds: SeedBlock,
+    /// (depth, samples) of the validation search: `ntuple-dNsK` against `fair-dNsK`.
+    pub validation_search: (u32, u32),
+    /// Stop when the mean of the last four validation margins is not above the four before.
+    pub plateau: bool,
+    /// A progress line every this many moves.
+    pub report_every: u64,
+    pub out: PathBuf,
+    pub ledger: PathBuf,
+    /// Continue from `out/checkpoint.*` (refused if any setting that shapes what is learned or
+    /// measured differs; the target, threads and cadences may change).
+    pub resume: bool,
+}
+
+/// What survives a restart (`checkpoint.json`). The settings block is compared on resume.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TrainState {
+    layout: String,
+    seeds: String,
+    alpha: f32,
+    /// Absent in checkpoints written before these were recorded (then not compared).
+    #[serde(default)]
+    validation_seeds: Option<String>,
+    #[serde(default)]
+    validation_search: Option<String>,
+    #[serde(default)]
+    validate_every: Option<u64>,
+    moves: u64,
+    games: u64,
+    cursor: u64,
+    best_margin: Option<f64>,
+    best_moves: Option<u64>,
+    validation_margins: Vec<f64>,
+    wall_seconds: f64,
+    checkpoint_sha256: String,
+}
+
+/// Where a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainSummary {
+    pub moves: u64,
+    pub games: u64,
+    pub wall_seconds: f64,
+    pub final_sha256: String,
+    pub best_margin: Option<f64>,
+    pub best_moves: Option<u64>,
+    /// The plateau rule stopped the run before its target.
+    pub plateaued: bool,
+}
+
+/// What a run reports as it goes. Every method has a silent default.
+pub trait TrainObserver {
+    /// A sentence for the person watching ("allocating …", "new best …").
+    fn note(&self, _message: &str) {}
+    /// A record just appended to `progress.jsonl`.
+    fn progress(&self, _record: &ProgressRecord) {}
+}
+
+impl TrainObserver for () {}
+
+/// The mean of the last four margins is not above the mean of the four before.
+pub fn plateau_reached(margins: &[f64]) -> bool {
+    let n = margins.len();
+    n >= 8 && {
+        let last: f64 = margins[n - 4..].iter().sum::<f64>() / 4.0;
+        let before: f64 = margins[n - 8..n - 4].iter().sum::<f64>() / 4.0;
+        last <= before
+    }
+}
+
+/// A training run, set up (ledger, tables, state) and ready to [`Trainer::run`].
+pub struct Trainer {
+    cfg: TrainConfig,
+    tables: Arc<Tables>,
+    st: TrainState,
+    control: Option<Vec<GameRecord>>,
+}
+
+impl Trainer {
+    fn search_name(&self) -> String {
+        let (d, k) = self.cfg.validation_search;
+        format!("d{d}s{k}")
+    }
+
+    /// Register the blocks, then start fresh tables or load the checkpoint (checking that
+    /// this is the same run), and play the fair validation control once.
+    pub fn new(cfg: TrainConfig, obs: &dyn TrainObserver) -> Result<Self, Error> {
+        std::fs::create_dir_all(&cfg.out).map_err(Error::io(&cfg.out))?;
+        let ckpt = cfg.out.join("checkpoint.bin");
+        let state_path = cfg.out.join("checkpoint.json");
+        let (d, k) = cfg.validation_search;
+        let search = format!("d{d}s{k}");
+
+        let st = if cfg.resume {
+            let text = std::fs::read_to_string(&state_path)
+                .map_err(|e| Error::Train(format!("--resume: {}: {e}", state_path.display())))?;
+            let st: TrainState = serde_json::from_str(&text)
+                .map_err(|e| Error::Train(format!("{}: {e}", state_path.display())))?;
+            check_same_run(&st, &cfg, &search)?;
+            Some(st)
+        } else {
+            if state_path.exists() {
+                return Err(Error::Train(format!(
+                    "{} already holds a training run; pass --resume to continue it or choose another --out",
+                    cfg.out.display()
+                )));
+            }
+            None
+        };
+
+        // Seed discipline: training and validation blocks must not overlap screens.
+        let opener = std::fs::canonicalize(&cfg.out)
+            .unwrap_or_else(|_| cfg.out.clone())
+            .display()
+            .to_string();
+        Ledger::update(&cfg.ledger, |l| {
+            l.open(Role::Training, cfg.seeds, &opener, false, unix_now())?;
+            if cfg.validate_every > 0 {
+                l.open(
+                    Role::Validation,
+                    cfg.validation_seeds,
+                    &opener,
+                    false,
+                    unix_now(),
+                )?;
+            }
+            Ok(())
+        })?;
+
+        let (tables, st) = match st {
+            Some(st) => {
+                obs.note(&format!(
+                    "resuming from {} at {} moves",
+                    ckpt.display(),
+                    st.moves
+                ));
+                let (t, info) = model::load(&ckpt, true)?;
+                if info.sha256 != st.checkpoint_sha256 {
+                    return Err(Error::Train(format!(
+                        "--resume: {} does not match {} (sha256 {} vs {})",
+                        ckpt.display(),
+                        state_path.display(),
+                        info.sha256,
+                        st.checkpoint_sha256
+                    )));
+                }
+                (t, st)
+            }
+            None => {
+                obs.note(&format!(
+                    "allocating {} ({} entries, {:.1} GB with accumulators) ...",
+                    cfg.layout,
+                    cfg.layout.total,
+                    crate::tables::bytes_needed(&cfg.layout, true) as f64 / 1e9
+                ));
+                let t = Tables::new(cfg.layout.clone(), OPTIMISTIC_TOTAL, true)?;
+                let st = TrainState {
+                    layout: cfg.layout.spec(),
+                    seeds: cfg.seeds.to_string(),
+                    alpha: cfg.alpha,
+                    validation_seeds: Some(cfg.validation_seeds.to_string()),
+                    validation_search: Some(search.clone()),
+                    validate_every: Some(cfg.validate_every),
+                    moves: 0,
+                    games: 0,
+                    cursor: 0,
+                    best_margin: None,
+                    best_moves: None,
+                    validation_margins: vec![],
+                    wall_seconds: 0.0,
+                    checkpoint_sha256: String::new(),
+                };
+                (t, st)
+            }
+        };
+        let mut trainer = Self {
+            cfg,
+            tables: Arc::new(tables),
+            st,
+            control: None,
+        };
+        if trainer.cfg.validate_every > 0 {
+            trainer.control = Some(trainer.play_control(obs)?);
+        }
+        Ok(trainer)
+    }
+
+    /// The fair control on the validation block, played once and kept in the run directory.
+    fn play_control(&self, obs: &dyn TrainObserver) -> Result<Vec<GameRecord>, Error> {
+        let (depth, samples) = self.cfg.validation_search;
+        let fair = BuiltinPolicy::Fair { depth, samples };
+        let path = self
+            .cfg
+            .out
+            .join(format!("validation-fair-{}.jsonl", self.search_name()));
+        let have = drop7::runner::load_records(&path, &fair.to_string())?;
+        if (have.len() as u64) < self.cfg.validation_seeds.count() {
+            obs.note(&format!(
+                "playing the {fair} control on {} ...",
+                self.cfg.validation_seeds
+            ));
+        }
+        let run = run_block(
+            &fair.factory().expect("a fair policy"),
+            self.cfg.validation_seeds,
+            &RunOptions {
+                threads: self.cfg.threads,
+                out: Some(&path),
+            },
+            &Silent,
+        )?;
+        Ok(run.records)
+    }
+
+    /// The tables being trained.
+    pub fn tables(&self) -> &Arc<Tables> {
+        &self.tables
+    }
+
+    /// Train to the target (or a plateau), then write the final weights and the curve.
+    pub fn run(mut self, obs: &dyn TrainObserver) -> Result<TrainSummary, Error> {
+        let cfg = self.cfg.clone();
+        let progress = cfg.out.join("progress.jsonl");
+        let counters = Counters::default();
+        counters.moves.store(self.st.moves, Relaxed);
+        counters.games.store(self.st.games, Relaxed);
+        counters.cursor.store(self.st.cursor, Relaxed);
+        let stop = AtomicBool::new(false);
+        let t_start = Instant::now();
+        let wall_before = self.st.wall_seconds;
+        let next_mark = |moves: u64, every: u64| (moves / every + 1) * every;
+        let checkpoint_every = cfg.checkpoint_every.max(1);
+        let mut next_ckpt = next_mark(self.st.moves, checkpoint_every);
+        let mut next_val = match cfg.validate_every {
+            0 => u64::MAX,
+            every => next_mark(self.st.moves, every),
+        };
+        let mut plateaued = false;
+        while self.st.moves < cfg.target_moves && !stop.load(Relaxed) {
+            let until = (self.st.moves + cfg.report_every.max(1))
+                .min(cfg.target_moves)
+                .min(next_ckpt)
+                .min(next_val);
+            let t0 = Instant::now();
+            let m0 = self.st.moves;
+            let plan = Plan {
+                threads: cfg.threads,
+                block: cfg.seeds,
+                alpha: cfg.alpha,
+            };
+            run_until(&self.tables, &counters, until, plan, &stop);
+            self.st.moves = counters.moves.load(Relaxed);
+            self.st.games = counters.games.load(Relaxed);
+            self.st.cursor = counters.cursor.load(Relaxed);
+            let rg = counters.recent_games.swap(0, Relaxed).max(1);
+            let point = ProgressRecord::Train(TrainPoint {
+                moves: self.st.moves,
+                games: self.st.games,
+                moves_per_second: (self.st.moves - m0) as f64
+                    / t0.elapsed().as_secs_f64().max(1e-9),
+                recent_mean_score: counters.recent_score.swap(0, Relaxed) as f64 / rg as f64,
+                recent_games: rg,
+                opening_value: opening_value(&self.tables),
+                wall_seconds: wall_before + t_start.elapsed().as_secs_f64(),
+                threads: cfg.threads,
+            });
+            self.st.wall_seconds = wall_before + t_start.elapsed().as_secs_f64();
+            append_progress(&progress, &point)?;
+            obs.progress(&point);
+            if self.st.moves >= next_val
+                || (self.st.moves >= cfg.target_moves && cfg.validate_every > 0)
+            {
+                next_val = next_mark(self.st.moves, cfg.validate_every);
+                let v = self.validate(obs)?;
+                append_progress(&progress, &v)?;
+                obs.progress(&v);
+                if cfg.plateau && plateau_reached(&self.st.validation_margins) {
+                    obs.note("plateau: the mean of the last four margins is not above the four before; stopping");
+                    plateaued = true;
+                    stop.store(true, Relaxed);
+                }
+            }
+            if self.st.moves >= next_ckpt || self.st.moves >= cfg.target_moves || stop.load(Relaxed)
+            {
+                next_ckpt = next_mark(self.st.moves, checkpoint_every);
+                self.checkpoint(obs)?;
+            }
+        }
+        let final_sha256 = model::save(&self.tables, &cfg.out.join("final-weights.bin"), false)?;
+        let svg = super::training_curve(&super::read_progress(&progress)?);
+        evidence::atomic_write(&cfg.out.join("training-curve.svg"), svg.as_bytes())?;
+        Ok(TrainSummary {
+            moves: self.st.moves,
+            games: self.st.games,
+            wall_seconds: self.st.wall_seconds,
+            final_sha256,
+            best_margin: self.st.best_margin,
+            best_moves: self.st.best_moves,
+            plateaued,
+        })
+    }
+
+    /// The tables as the validation search's leaf against the fair control; a new best
+    /// margin saves them as best-weights.bin.
+    fn validate(&mut self, obs: &dyn TrainObserver) -> Result<ProgressRecord, Error> {
+        let block = self.cfg.validation_seeds;
+        obs.note(&format!(
+            "validating at {} moves on {block} ...",
+            self.st.moves
+        ));
+        let name = format!("ntuple-{}", self.search_name());
+        let f = crate::play::factory(
+            Some(self.cfg.validation_search),
+            name.clone(),
+            self.tables.clone(),
+        );
+        let opts = RunOptions {
+            threads: self.cfg.threads,
+            out: None,
+        };
+        let cand = run_block(&f, block, &opts, &Silent)?.records;
+        let control = self.control.as_ref().expect("the control was played");
+        let (cs, rs) = (scores(&cand), scores(control));
+        let s = paired_screen(
+            &Arm {
+                name: &name,
+                scores: &cs,
+                faults: faults(&cand),
+            },
+            &Arm {
+                name: "fair",
+                scores: &rs,
+                faults: faults(control),
+            },
+            BootstrapConfig::default(),
+        )?;
+        let improved = self.st.best_margin.is_none_or(|b| s.delta_mean > b);
+        if improved {
+            self.st.best_margin = Some(s.delta_mean);
+            self.st.best_moves = Some(self.st.moves);
+            let hash = model::save(&self.tables, &self.cfg.out.join("best-weights.bin"), false)?;
+            obs.note(&format!(
+                "new best: margin {:+.0} (LB {:+.0}), best-weights.bin sha256 {hash}",
+                s.delta_mean, s.bootstrap_lb95
+            ));
+        }
+        self.st.validation_margins.push(s.delta_mean);
+        Ok(ProgressRecord::Validation(ValidationPoint {
+            moves: self.st.moves,
+            candidate_mean: s.candidate.mean,
+            fair_mean: s.reference.mean,
+            margin: s.delta_mean,
+            bootstrap_lb95: s.bootstrap_lb95,
+            bootstrap_ub95: s.bootstrap_ub95,
+            t_lb95: s.t_lb95,
+            wins: s.wins,
+            ties: s.ties,
+            losses: s.losses,
+            best: improved,
+            seeds: block.to_string(),
+        }))
+    }
+
+    /// Tables with accumulators, then the state that names their hash (in that order: a crash
+    /// between the two leaves a state whose hash no longer matches, which resume refuses).
+    fn checkpoint(&mut self, obs: &dyn TrainObserver) -> Result<(), Error> {
+        obs.note(&format!("checkpoint at {} moves ...", self.st.moves));
+        self.st.checkpoint_sha256 =
+            model::save(&self.tables, &self.cfg.out.join("checkpoint.bin"), true)?;
+        let text = serde_json::to_string_pretty(&self.st).expect("state") + "\n";
+        evidence::atomic_write(&self.cfg.out.join("checkpoint.json"), text.as_bytes())?;
+        Ok(())
+    }
+}
+
+/// Refuse to resume a different run: every setting that shapes what is learned or measured
+/// must equal the stored one.
+fn check_same_run(st: &TrainState, cfg: &TrainConfig, search: &str) -> Result<(), Error> {
+    let mut diffs = Vec::new();
+    let mut cmp = |what: &str, stored: String, given: String| {
+        if stored != given {
+            diffs.push(format!("{what} `{stored}` (given `{given}`)"));
+        }
+    };
+    cmp("layout", st.layout.clone(), cfg.layout.spec());
+    cmp("seeds", st.seeds.clone(), cfg.seeds.to_string());
+    cmp("alpha", st.alpha.to_string(), cfg.alpha.to_string());
+    if let Some(v) = &st.validation_seeds {
+        cmp(
+            "validation seeds",
+            v.clone(),
+            cfg.validation_seeds.to_string(),
+        );
+    }
+    if let Some(v) = &st.validation_search {
+        cmp("validation search", v.clone(), search.to_owned());
+    }
+    if let Some(v) = st.validate_every {
+        cmp(
+            "validate-every",
+            v.to_string(),
+            cfg.validate_every.to_string(),
+        );
+    }
+    if cfg.target_moves < st.moves {
+        diffs.push(format!(
+            "moves: the run is at {} already (given target {})",
+            st.moves, cfg.target_moves
+        ));
+    }
+    if diffs.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Train(format!(
+            "--resume: {} is a different run: it has {}",
+            cfg.out.display(),
+            diffs.join(", ")
+        )))
+    }
+}
+
+/// Defaults shared by the command line and the tests' small runs.
+impl TrainConfig {
+    /// A run of `layout` into `out`, with the command line's defaults otherwise.
+    pub fn new(layout: Layout, out: &Path, ledger: &Path, target_moves: u64) -> Self {
+        Self {
+            layout,
+            seeds: "0xa5300000:2031616".parse().expect("default block"),
+            alpha: 1.0,
+            target_moves,
+            threads: 2,
+            checkpoint_every: 50_000_000,
+            validate_every: 50_000_000,
+            validation_seeds: "0xa52f2240:64".parse().expect("default block"),
+            validation_search: (3, 7),
+            plateau: false,
+            report_every: 2_000_000,
+            out: out.to_owned(),
+            ledger: ledger.to_owned(),
+            resume: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(dir: &Path, target: u64) -> TrainConfig {
+        TrainConfig {
+            seeds: "0x70000000:5000".parse().unwrap(),
+            threads: 1,
+            checkpoint_every: 4_000,
+            validate_every: 1_000,
+            validation_seeds: "0x71000000:4".parse().unwrap(),
+            validation_search: (1, 1),
+            report_every: 1_000,
+            ..TrainConfig::new(
+                Layout::parse("win23,phase=none").unwrap(),
+                &dir.join("run"),
+                &dir.join("leases.json"),
+                target,
+            )
+        }
+    }
+
+    #[test]
+    fn plateau_rule() {
+        assert!(!plateau_reached(&[1.0; 7]));
+        assert!(plateau_reached(&[1.0; 8]));
+        assert!(!plateau_reached(&[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.5]));
+        assert!(plateau_reached(&[5.0, 5.0, 5.0, 5.0, 1.0, 9.0, 9.0, 1.0]));
+    }
+
+    /// Resumed single-thread training ends bit-identical to an uninterrupted run; resume
+    /// refuses other settings; validation writes the control once, keeps the best tables
+    /// and logs typed records.
+    #[test]
+    fn resume_is_exact_and_refuses_another_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole = Trainer::new(small(dir.path(), 8_000), &())
+            .unwrap()
+            .run(&())
+            .unwrap();
+        std::fs::rename(dir.path().join("run"), dir.path().join("whole")).unwrap();
+
+        let first = Trainer::new(small(dir.path(), 4_000), &())
+            .unwrap()
+            .run(&())
+            .unwrap();
+        assert!(first.moves >= 4_000 && first.moves < 8_000);
+        // a fresh start over a run is refused
+        let e = Trainer::new(small(dir.path(), 8_000), &())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("already holds a training run"), "{e}");
+        // resume with different settings is refused, naming each difference
+        let resume = |f: &dyn Fn(&mut TrainConfig)| {
+            let mut c = small(dir.path(), 8_000);
+            c.resume = true;
+            f(&mut c);
+            c
+        };
+        for (change, want) in [
+            (
+                &(|c: &mut TrainConfig| c.alpha = 0.5) as &dyn Fn(&mut TrainConfig),
+                "alpha `1` (given `0.5`)",
+            ),
+            (
+                &|c: &mut TrainConfig| c.seeds = "0x70000000:4999".parse().unwrap(),
+                "seeds `0x70000000:5000`",
+            ),
+            (
+                &|c: &mut TrainConfig| c.validation_search = (2, 1),
+                "validation search `d1s1`",
+            ),
+            (
+                &|c: &mut TrainConfig| c.validation_seeds = "0x72000000:4".parse().unwrap(),
+                "validation seeds",
+            ),
+            (
+                &|c: &mut TrainConfig| c.layout = Layout::parse("win32,phase=none").unwrap(),
+                "layout `win23,phase=none`",
+            ),
+        ] {
+            let e = Trainer::new(resume(change), &()).err().unwrap().to_string();
+            assert!(
+                e.contains("different run") && e.contains(want),
+                "{want}: {e}"
+            );
+        }
+        let second = Trainer::new(resume(&|_| {}), &())
+            .unwrap()
+            .run(&())
+            .unwrap();
+        assert_eq!(second.moves, whole.moves);
+        assert_eq!(second.games, whole.games);
+        assert_eq!(
+            second.final_sha256, whole.final_sha256,
+            "resumed run diverged"
+        );
+
+        let run = dir.path().join("run");
+        let log = super::super::read_progress(&run.join("progress.jsonl")).unwrap();
+        let vals = log
+            .iter()
+            .filter(|r| matches!(r, ProgressRecord::Validation(_)))
+            .count();
+        assert_eq!(vals, 8, "a validation every 1,000 moves");
+        assert!(run.join("best-weights.bin").exists() && run.join("training-curve.svg").exists());
+        let control = std::fs::read_to_string(run.join("validation-fair-d1s1.jsonl")).unwrap();
+        assert_eq!(control.lines().count(), 4, "the control is played once");
+        // the ledger holds the training and validation blocks
+        let ledger = Ledger::load(&dir.path().join("leases.json")).unwrap();
+        let roles: Vec<Role> = ledger.leases.iter().map(|l| l.role).collect();
+        assert_eq!(roles, [Role::Training, Role::Validation]);
+    }
+
+    /// With α = 0 nothing is learned: the first validation is the best (saved once), every
+    /// later margin equals it, and the plateau rule stops the run at the eighth validation.
+    #[test]
+    fn best_weights_and_plateau() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = small(dir.path(), 100_000);
+        c.alpha = 0.0;
+        c.plateau = true;
+        let s = Trainer::new(c, &()).unwrap().run(&()).unwrap();
+        assert!(s.plateaued);
+        assert!(
+            s.moves < 9_000,
+            "stopped at the eighth validation, not the target"
+        );
+        let log = super::super::read_progress(&dir.path().join("run/progress.jsonl")).unwrap();
+        let vals: Vec<&ValidationPoint> = log
+            .iter()
+            .filter_map(|r| match r {
+                ProgressRecord::Validation(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(vals.len(), 8);
+        assert!(vals[0].best && vals[1..].iter().all(|v| !v.best));
+        assert!(vals.iter().all(|v| v.margin == vals[0].margin));
+        assert_eq!(s.best_moves, Some(vals[0].moves));
+        let (best, _) = model::load(&dir.path().join("run/best-weights.bin"), false).unwrap();
+        let fresh = Tables::new(best.layout.clone(), OPTIMISTIC_TOTAL, false).unwrap();
+        assert!(
+            best.weights
+                .iter()
+                .zip(&fresh.weights)
+                .all(|(a, b)| a.load(Relaxed) == b.load(Relaxed)),
+            "α = 0 leaves the tables as they started"
+        );
+    }
+}
