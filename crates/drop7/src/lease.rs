@@ -370,6 +370,28 @@ fn range_of(b: SeedBlock) -> String {
     format!("{}..{}", seed_hex(b.start()), hex_end(b.end_exclusive()))
 }
 
+/// How a ledger names the run that opens a block: the run's directory relative to the
+/// ledger's own directory when it lies below it (so a ledger kept in version control beside
+/// its results carries no machine's absolute paths), else its absolute path. Both are
+/// canonicalised first, so the same directory is recognised from any working directory.
+pub fn opener_name(run_dir: &Path, ledger: &Path) -> String {
+    let run = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_owned());
+    let base = ledger
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .and_then(|p| std::fs::canonicalize(p).ok());
+    match base.and_then(|b| run.strip_prefix(b).ok().map(Path::to_owned)) {
+        Some(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => run.display().to_string(),
+    }
+}
+
 /// Unix seconds now (0 if the clock is before 1970).
 pub fn unix_now() -> u64 {
     std::time::SystemTime::now()
@@ -456,6 +478,18 @@ mod tests {
         .unwrap();
         let e = Ledger::load(&path).unwrap_err().to_string();
         assert!(e.contains("lease w"), "{e}");
+    }
+
+    #[test]
+    fn openers_are_named_relative_to_the_ledger() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("screens/a");
+        std::fs::create_dir_all(&run).unwrap();
+        let ledger = dir.path().join("leases.json");
+        assert_eq!(opener_name(&run, &ledger), "screens/a");
+        let elsewhere = tempfile::tempdir().unwrap();
+        let name = opener_name(elsewhere.path(), &ledger);
+        assert!(Path::new(&name).is_absolute(), "{name}");
     }
 
     /// Concurrent updates through the lock lose nothing: 8 threads × 10 fresh blocks.

@@ -10,7 +10,7 @@ use evidence::figure::{Frame, text};
 use evidence::{Arm, ArmSummary, BootstrapConfig, PairedScreen, paired_screen};
 use serde::{Deserialize, Serialize};
 
-use crate::lease::{LeaseError, Ledger, Role, unix_now};
+use crate::lease::{LeaseError, Ledger, Role, opener_name, unix_now};
 use crate::policy::PolicyFactory;
 use crate::runner::{GameRecord, RunError, RunObserver, RunOptions, run_block};
 use crate::seeds::SeedBlock;
@@ -221,10 +221,7 @@ pub fn run_screen(
     }
 
     // 2. Open the block (under the ledger's lock), then record what this directory holds.
-    let opener = std::fs::canonicalize(plan.out)
-        .unwrap_or_else(|_| plan.out.to_owned())
-        .display()
-        .to_string();
+    let opener = opener_name(plan.out, plan.ledger);
     let lease = Ledger::update(plan.ledger, |l| {
         l.open(Role::Screen, plan.block, &opener, plan.force, unix_now())
     })?;

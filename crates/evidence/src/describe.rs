@@ -107,11 +107,21 @@ mod tests {
     fn pairwise_sum_matches_plain_sum_on_exact_values() {
         let v: Vec<f64> = (0..1000).map(|i| i as f64).collect();
         assert_eq!(pairwise_sum(&v), 499_500.0);
-        // The block split is observable with values whose order matters.
+        // The block split is observable with values whose order matters: NumPy 2.4's
+        // `np.sum` of these arrays (printed with repr) differs from a left-to-right sum, and
+        // the pairwise order must reproduce NumPy's, not the naive one.
         let w: Vec<f64> = (0..300)
             .map(|i| if i % 2 == 0 { 1e16 } else { 1.0 })
             .collect();
         let naive: f64 = w.iter().sum();
-        assert!(pairwise_sum(&w).is_finite() && naive.is_finite());
+        assert_eq!(pairwise_sum(&w), 1.5000000000000003e18);
+        assert_eq!(naive, 1.5e18);
+        // np.array([(i*0.1) % 7.3 + 1e-3*i for i in range(1000)]): np.sum, np.mean
+        let v: Vec<f64> = (0..1000)
+            .map(|i| (i as f64 * 0.1) % 7.3 + 1e-3 * i as f64)
+            .collect();
+        assert_eq!(pairwise_sum(&v), 4043.4000000000037);
+        assert_eq!(mean(&v), 4.043400000000004);
+        assert_eq!(v.iter().sum::<f64>(), 4043.4000000000065);
     }
 }

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Instant;
 
 use drop7::SeedBlock;
-use drop7::lease::{Ledger, Role, unix_now};
+use drop7::lease::{Ledger, Role, opener_name, unix_now};
 use drop7::policy::BuiltinPolicy;
 use drop7::runner::{GameRecord, RunOptions, Silent, run_block};
 use drop7::screen::{faults, scores};
@@ -154,10 +154,7 @@ impl Trainer {
         };
 
         // Seed discipline: training and validation blocks must not overlap screens.
-        let opener = std::fs::canonicalize(&cfg.out)
-            .unwrap_or_else(|_| cfg.out.clone())
-            .display()
-            .to_string();
+        let opener = opener_name(&cfg.out, &cfg.ledger);
         Ledger::update(&cfg.ledger, |l| {
             l.open(Role::Training, cfg.seeds, &opener, false, unix_now())?;
             if cfg.validate_every > 0 {
