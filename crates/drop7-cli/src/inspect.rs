@@ -53,9 +53,15 @@ impl FromStr for TableArg {
             "default" => None,
             "none" => Some(TableKind::None),
             "exact" => Some(TableKind::Exact),
-            n => Some(TableKind::Direct(n.parse().map_err(|_| {
-                format!("`{n}` is not none, exact, default or an entry count")
-            })?)),
+            n => {
+                let size: usize = n
+                    .parse()
+                    .map_err(|_| format!("`{n}` is not none, exact, default or an entry count"))?;
+                if !(1..=1 << 30).contains(&size) {
+                    return Err(format!("a table of {n} entries: use 1 to 1073741824"));
+                }
+                Some(TableKind::Direct(size))
+            }
         }))
     }
 }
@@ -159,8 +165,15 @@ fn each_state(
         }
         return Ok(());
     }
-    for (i, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line.context("reading standard input")?;
+    for (i, line) in std::io::stdin().lock().split(b'\n').enumerate() {
+        let bytes = line.context("reading standard input")?;
+        let Ok(line) = String::from_utf8(bytes) else {
+            let v = json!({"line": i + 1, "error": "the line is not UTF-8"});
+            if !write_line(&mut out, &v.to_string())? {
+                return Ok(());
+            }
+            continue;
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -208,8 +221,9 @@ pub fn d7p(a: D7pArgs) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut state: Option<PublicState> = None;
-    for line in std::io::stdin().lock().lines() {
-        let line = line.context("reading standard input")?;
+    for line in std::io::stdin().lock().split(b'\n') {
+        // a line that is not UTF-8 is answered like any unknown command, never fatal
+        let line = String::from_utf8_lossy(&line.context("reading standard input")?).into_owned();
         let words: Vec<&str> = line.split_whitespace().collect();
         let reply = match words.as_slice() {
             [] => continue,

@@ -385,3 +385,109 @@ fn train_resume_and_model_files() {
         text(&out.stderr)
     );
 }
+
+/// Output errors are errors (a full disk is not success), a reader that leaves early is not,
+/// and hostile bytes on stdin get an answer instead of ending the session.
+#[test]
+fn output_errors_closed_pipes_and_hostile_bytes() {
+    let exe = env!("CARGO_BIN_EXE_drop7");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(exe)
+        .args(["leaf", "--board", "startpos", "--next", "3", "--rise", "5"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("standard output"));
+    for cmd in [
+        format!("{exe} show --board startpos | true"),
+        format!("{exe} trace --seed 7 | head -c 10 >/dev/null"),
+    ] {
+        let out = Command::new("sh").args(["-c", &cmd]).output().unwrap();
+        assert!(out.status.success(), "{cmd}");
+        assert!(
+            !text(&out.stderr).contains("panicked"),
+            "{cmd}: {}",
+            text(&out.stderr)
+        );
+    }
+    let mut input = b"\xff\xfe not utf-8\n".to_vec();
+    input.extend_from_slice(b"{\"board\":\"startpos\",\"next\":3,\"rise\":5}\n");
+    let mut child = Command::new(exe)
+        .args(["leaf", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].contains("not UTF-8"));
+    assert!(lines[1].contains("\"leaf\""));
+    let d7p = drop7_stdin(&["d7p", "--policy", "center"], "\u{fffd}\nisready\n");
+    assert!(text(&d7p.stdout).contains("readyok"));
+    for (args, want) in [
+        (
+            vec![
+                "search",
+                "--board",
+                "startpos",
+                "--next",
+                "3",
+                "--rise",
+                "5",
+                "--table",
+                "99999999999999",
+            ],
+            "use 1 to 1073741824",
+        ),
+        (
+            vec![
+                "play",
+                "--policy",
+                "center",
+                "--seeds",
+                "0x10:2",
+                "--out",
+                "/dev/null",
+            ],
+            "must be a regular file",
+        ),
+        (
+            vec![
+                "play",
+                "--policy",
+                "center",
+                "--seeds",
+                "0x10:2",
+                "--threads",
+                "100000",
+            ],
+            "--threads 100000",
+        ),
+        (
+            vec!["play", "--policy", "trace-random", "--seeds", "0x10:2"],
+            "only for `drop7 trace`",
+        ),
+        (
+            vec!["play", "--policy", "center", "--seeds", "0xfffffff0:32"],
+            "past 0xffffffff",
+        ),
+        (
+            vec![
+                "train", "--moves", "1e3", "--out", "/tmp/x", "--alpha", "NaN",
+            ],
+            "--alpha NaN",
+        ),
+    ] {
+        let out = drop7(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

@@ -208,6 +208,10 @@ pub enum RunError {
     Corrupt { path: PathBuf, line: usize },
     #[error("{}: another process is writing this results file", path.display())]
     Busy { path: PathBuf },
+    #[error("{}: a results file must be a regular file (or not exist yet)", path.display())]
+    NotAFile { path: PathBuf },
+    #[error("--threads {threads}: use at most {most} (4 per core)")]
+    Threads { threads: usize, most: usize },
     #[error("the policy gave no legal column in a live game (seed {seed:#010x})")]
     NoColumn { seed: u32 },
 }
@@ -341,10 +345,23 @@ pub fn run_block(
     opts: &RunOptions<'_>,
     observer: &dyn RunObserver,
 ) -> Result<BlockRun, RunError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if opts.threads > 4 * cores {
+        return Err(RunError::Threads {
+            threads: opts.threads,
+            most: 4 * cores,
+        });
+    }
     let first = factory();
     let arm = first.name().to_owned();
     let writer = match opts.out {
         Some(p) => {
+            // a device or pipe (`--out /dev/stdout`) would be read back by the resume scan
+            if let Ok(m) = std::fs::metadata(p)
+                && !m.is_file()
+            {
+                return Err(RunError::NotAFile { path: p.to_owned() });
+            }
             let f = evidence::open_append(p).map_err(|e| io_err(p)(e.into_io()))?;
             f.try_lock().map_err(|e| match e {
                 std::fs::TryLockError::WouldBlock => RunError::Busy { path: p.to_owned() },
@@ -362,7 +379,7 @@ pub fn run_block(
     let resumed = block.count() as usize - todo.len();
     observer.started(&arm, resumed, todo.len());
     let threads = match opts.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => cores,
         n => n,
     }
     .min(todo.len().max(1));
@@ -522,6 +539,32 @@ mod tests {
         let e = load_records(&out, "center").unwrap_err().to_string();
         assert!(e.contains("line 2"), "{e}");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), middle);
+    }
+
+    #[test]
+    fn devices_and_absurd_thread_counts_are_refused() {
+        let block: SeedBlock = "0x2d700000:2".parse().unwrap();
+        let dev = Path::new("/dev/null");
+        let e = run_block(
+            &center(),
+            block,
+            &RunOptions {
+                threads: 1,
+                out: Some(dev),
+            },
+            &Silent,
+        );
+        assert!(matches!(e, Err(RunError::NotAFile { .. })));
+        let e = run_block(
+            &center(),
+            block,
+            &RunOptions {
+                threads: 100_000,
+                out: None,
+            },
+            &Silent,
+        );
+        assert!(matches!(e, Err(RunError::Threads { .. })));
     }
 
     #[test]

@@ -116,6 +116,8 @@ pub fn plateau_reached(margins: &[f64]) -> bool {
 /// A training run, set up (ledger, tables, state) and ready to [`Trainer::run`].
 pub struct Trainer {
     cfg: TrainConfig,
+    /// Held for the run's life: a second trainer on the same directory is refused.
+    _lock: std::fs::File,
     tables: Arc<Tables>,
     st: TrainState,
     control: Option<Vec<GameRecord>>,
@@ -130,7 +132,22 @@ impl Trainer {
     /// Register the blocks, then start fresh tables or load the checkpoint (checking that
     /// this is the same run), and play the fair validation control once.
     pub fn new(cfg: TrainConfig, obs: &dyn TrainObserver) -> Result<Self, Error> {
+        check_settings(&cfg)?;
         std::fs::create_dir_all(&cfg.out).map_err(Error::io(&cfg.out))?;
+        let lock_path = cfg.out.join(".train.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(Error::io(&lock_path))?;
+        lock.try_lock().map_err(|_| {
+            Error::Train(format!(
+                "{}: another training run is using this directory",
+                cfg.out.display()
+            ))
+        })?;
+        remove_stale_temporaries(&cfg.out, obs);
         let ckpt = cfg.out.join("checkpoint.bin");
         let state_path = cfg.out.join("checkpoint.json");
         let (d, k) = cfg.validation_search;
@@ -142,6 +159,8 @@ impl Trainer {
             let st: TrainState = serde_json::from_str(&text)
                 .map_err(|e| Error::Train(format!("{}: {e}", state_path.display())))?;
             check_same_run(&st, &cfg, &search)?;
+            // progress written after the checkpoint belongs to training that is now replayed
+            keep_progress_until(&cfg.out.join("progress.jsonl"), st.moves)?;
             Some(st)
         } else {
             if state_path.exists() {
@@ -149,6 +168,15 @@ impl Trainer {
                     "{} already holds a training run; pass --resume to continue it or choose another --out",
                     cfg.out.display()
                 )));
+            }
+            // a log without a checkpoint is from a run that died before its first checkpoint
+            let progress = cfg.out.join("progress.jsonl");
+            if progress.exists() {
+                obs.note(&format!(
+                    "{}: no checkpoint, so starting afresh; the old progress.jsonl is replaced",
+                    cfg.out.display()
+                ));
+                std::fs::remove_file(&progress).map_err(Error::io(&progress))?;
             }
             None
         };
@@ -217,6 +245,7 @@ impl Trainer {
         };
         let mut trainer = Self {
             cfg,
+            _lock: lock,
             tables: Arc::new(tables),
             st,
             control: None,
@@ -415,6 +444,64 @@ impl Trainer {
     }
 }
 
+/// Settings that cannot make sense, refused before anything is allocated or written.
+fn check_settings(cfg: &TrainConfig) -> Result<(), Error> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bad = |m: String| Err(Error::Train(m));
+    if !cfg.alpha.is_finite() || cfg.alpha < 0.0 {
+        return bad(format!(
+            "--alpha {}: the learning rate must be a finite number ≥ 0",
+            cfg.alpha
+        ));
+    }
+    if cfg.checkpoint_every == 0 {
+        return bad("--checkpoint-every 0: checkpoints need a positive interval".into());
+    }
+    if cfg.report_every == 0 {
+        return bad("--report-every 0: progress lines need a positive interval".into());
+    }
+    if cfg.threads == 0 || cfg.threads > 4 * cores {
+        return bad(format!(
+            "--threads {}: use 1 to {} (this machine has {cores} cores)",
+            cfg.threads,
+            4 * cores
+        ));
+    }
+    Ok(())
+}
+
+/// Remove temporary files a killed save left (`.NAME.XXXXXX.tmp`; a checkpoint's is 12 GB for
+/// arm C). Only called with the directory's lock held, so no save is in flight.
+fn remove_stale_temporaries(dir: &Path, obs: &dyn TrainObserver) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') && name.ends_with(".tmp") && std::fs::remove_file(e.path()).is_ok()
+        {
+            obs.note(&format!("removed {name}, left by an interrupted save"));
+        }
+    }
+}
+
+/// Drop progress records past `moves` (written after the checkpoint a resume starts from).
+fn keep_progress_until(path: &Path, moves: u64) -> Result<(), Error> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let kept: String = super::read_progress(path)?
+        .into_iter()
+        .filter(|r| match r {
+            ProgressRecord::Train(t) => t.moves <= moves,
+            ProgressRecord::Validation(v) => v.moves <= moves,
+        })
+        .map(|r| serde_json::to_string(&r).expect("record") + "\n")
+        .collect();
+    evidence::atomic_write(path, kept.as_bytes())?;
+    Ok(())
+}
+
 /// Refuse to resume a different run: every setting that shapes what is learned or measured
 /// must equal the stored one.
 fn check_same_run(st: &TrainState, cfg: &TrainConfig, search: &str) -> Result<(), Error> {
@@ -504,6 +591,50 @@ mod tests {
                 target,
             )
         }
+    }
+
+    #[test]
+    fn bad_settings_and_a_second_trainer_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for (f, want) in [
+            (
+                &(|c: &mut TrainConfig| c.alpha = f32::NAN) as &dyn Fn(&mut TrainConfig),
+                "--alpha NaN",
+            ),
+            (&|c: &mut TrainConfig| c.alpha = -1.0, "--alpha -1"),
+            (
+                &|c: &mut TrainConfig| c.alpha = f32::INFINITY,
+                "--alpha inf",
+            ),
+            (
+                &|c: &mut TrainConfig| c.checkpoint_every = 0,
+                "--checkpoint-every 0",
+            ),
+            (
+                &|c: &mut TrainConfig| c.threads = 100_000,
+                "--threads 100000",
+            ),
+        ] {
+            let mut c = small(dir.path(), 1_000);
+            f(&mut c);
+            let e = Trainer::new(c, &()).err().unwrap().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+            assert!(
+                !dir.path().join("run").exists(),
+                "{want}: wrote before refusing"
+            );
+        }
+        // a stale temporary file is removed; a second trainer on the directory is refused
+        std::fs::create_dir_all(dir.path().join("run")).unwrap();
+        std::fs::write(dir.path().join("run/.checkpoint.bin.AbC123.tmp"), b"x").unwrap();
+        let first = Trainer::new(small(dir.path(), 1_000), &()).unwrap();
+        assert!(!dir.path().join("run/.checkpoint.bin.AbC123.tmp").exists());
+        let e = Trainer::new(small(dir.path(), 1_000), &())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("another training run"), "{e}");
+        drop(first);
     }
 
     #[test]
