@@ -1,5 +1,5 @@
 //! Command-line tools, one module each: `bench` (the OpenBench contract), `perft`,
-//! `perft-suite` and the EPD `suite` runner. Each module holds its clap arguments, a `run`
+//! `perft-suite`, the EPD `suite` runner and the calibration `pool` builder. Each module holds its clap arguments, a `run`
 //! and the library functions behind it; a new tool is one module here plus one [`Tool`]
 //! variant (and its arm in [`Tool::run`]).
 
@@ -10,6 +10,7 @@ use crate::board::BoardError;
 
 pub mod bench;
 pub mod perft;
+pub mod pool;
 pub mod suite;
 
 /// The `actuary` subcommands (UCI when none is given).
@@ -25,6 +26,9 @@ pub enum Tool {
     /// Search every position of an EPD test suite and check its `bm`/`am` moves (and the
     /// `c8`/`c9` points of STS files).
     Suite(suite::SuiteArgs),
+    /// Build calibration position pools from fixed-node self-play (stratified by material
+    /// bucket, quiet, deduplicated; a calibration pool and a disjoint hold-out pool).
+    Pool(pool::PoolArgs),
 }
 
 impl Tool {
@@ -35,6 +39,7 @@ impl Tool {
             Tool::Perft(a) => a.run(),
             Tool::PerftSuite(a) => a.run(),
             Tool::Suite(a) => a.run(),
+            Tool::Pool(a) => a.run(),
         }
     }
 }
@@ -52,6 +57,8 @@ pub enum ToolError {
     Board(#[from] BoardError),
     #[error(transparent)]
     PerftSuite(#[from] perft::PerftSuiteError),
+    #[error(transparent)]
+    Pool(#[from] pool::PoolError),
 }
 
 /// A whole input file, or an error naming it.
