@@ -29,3 +29,11 @@ pub mod tables;
 pub mod train;
 
 pub use error::Error;
+
+/// Tests that allocate hundreds of megabytes to gigabytes of tables take this lock, so the
+/// test binary's threads hold one such table set at a time (the suite stays under 4 GB).
+#[cfg(test)]
+pub(crate) fn heavy_test() -> std::sync::MutexGuard<'static, ()> {
+    static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -277,6 +277,7 @@ mod tests {
     /// node counts as valuing the leaves one at a time.
     #[test]
     fn batched_leaves_match_one_at_a_time() {
+        let _heavy = crate::heavy_test();
         let t = scrambled_tables();
         let mut batched = Searcher::new(NTupleLeaf::new(t.clone()), SearchConfig::fair(2, 5));
         let mut single = Searcher::new(OneByOne(NTupleLeaf::new(t)), SearchConfig::fair(2, 5));
@@ -293,6 +294,7 @@ mod tests {
     /// The one-ply choice is the first strictly best column by the mean of its samples.
     #[test]
     fn one_ply_matches_a_direct_computation() {
+        let _heavy = crate::heavy_test();
         let t = scrambled_tables();
         let mut scratch = OnePlyScratch::default();
         for (s, _) in drop7::runner::sample_states(0x7878_0000, 200) {

@@ -235,6 +235,7 @@ mod tests {
     /// hash, not by the path they were loaded from.
     #[test]
     fn models_load_once_and_name_arms_by_file_and_hash() {
+        let _heavy = crate::heavy_test();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.bin");
         let t = Tables::new(

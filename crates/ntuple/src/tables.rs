@@ -217,6 +217,7 @@ mod tests {
 
     #[test]
     fn fresh_entries_move_by_alpha_delta_over_n() {
+        let _heavy = crate::heavy_test();
         let t = small();
         let active: Vec<u64> = (0..60).map(|k| k * 1_000_000 + 7).collect();
         assert!((t.value(&active) - 20.0).abs() < 1e-4);
@@ -229,6 +230,7 @@ mod tests {
 
     #[test]
     fn coherence_freezes_after_opposite_errors() {
+        let _heavy = crate::heavy_test();
         let t = small();
         let active = [3u64];
         t.set_weight(3, 0.0);
@@ -248,6 +250,7 @@ mod tests {
 
     #[test]
     fn clamp_limits_the_error() {
+        let _heavy = crate::heavy_test();
         let t = small();
         let d = t.update(&[1, 2], 1000.0, 1.0);
         assert_eq!(d, DELTA_CLAMP);

@@ -106,6 +106,7 @@ mod tests {
 
     #[test]
     fn single_thread_training_is_deterministic() {
+        let _heavy = crate::heavy_test();
         let layout = Layout::parse("win23,phase=none").unwrap();
         let run = || {
             let t = Tables::new(layout.clone(), OPTIMISTIC_TOTAL, true).unwrap();
@@ -135,6 +136,7 @@ mod tests {
 
     #[test]
     fn learning_moves_values_toward_returns() {
+        let _heavy = crate::heavy_test();
         // After a few hundred games the opening value must leave its optimistic 20 rise units
         // (random-ish early play survives only a few rises).
         let layout = Layout::parse("win23,win32,phase=none").unwrap();

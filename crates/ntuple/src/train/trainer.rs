@@ -595,6 +595,7 @@ mod tests {
 
     #[test]
     fn bad_settings_and_a_second_trainer_are_refused() {
+        let _heavy = crate::heavy_test();
         let dir = tempfile::tempdir().unwrap();
         for (f, want) in [
             (
@@ -650,6 +651,7 @@ mod tests {
     /// and logs typed records.
     #[test]
     fn resume_is_exact_and_refuses_another_run() {
+        let _heavy = crate::heavy_test();
         let dir = tempfile::tempdir().unwrap();
         let whole = Trainer::new(small(dir.path(), 8_000), &())
             .unwrap()
@@ -734,6 +736,7 @@ mod tests {
     /// later margin equals it, and the plateau rule stops the run at the eighth validation.
     #[test]
     fn best_weights_and_plateau() {
+        let _heavy = crate::heavy_test();
         let dir = tempfile::tempdir().unwrap();
         let mut c = small(dir.path(), 100_000);
         c.alpha = 0.0;
