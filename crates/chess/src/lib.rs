@@ -4,6 +4,8 @@
 #![forbid(unsafe_code)]
 
 pub mod board;
+#[cfg(feature = "calibration")]
+pub mod calib;
 pub mod eval;
 pub mod search;
 pub mod tools;

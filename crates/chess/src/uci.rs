@@ -3,10 +3,10 @@
 //! that `stop`, `isready` and `quit` are answered while it thinks.
 
 use crate::board::{BoardError, Position, STARTPOS_FEN, to_fen};
-use crate::eval::{Tier, eval_tier};
+use crate::eval::{LazyMargins, Tier, eval_tier};
 use crate::search::Worker;
 use crate::search::params::DEFAULT_MOVE_OVERHEAD_MS;
-use crate::search::smp::{SearchOptions, search};
+use crate::search::smp::{SearchOptions, exit_breakdown, search};
 use crate::search::time::Limits;
 use crate::search::tt::Tt;
 use crate::tools::perft::perft_divide;
@@ -55,6 +55,8 @@ pub enum UciError {
     },
     #[error("unknown option '{0}'")]
     UnknownOption(String),
+    #[error("LazyTables: {0}")]
+    Tables(String),
     #[error(transparent)]
     Board(#[from] BoardError),
 }
@@ -223,7 +225,14 @@ pub struct Engine {
     pub move_overhead: u64,
     pub default_depth: Option<i32>,
     pub default_nodes: Option<u64>,
+    /// UCI `LazyEval`: early evaluation exits (off until an Elo test supports them).
+    pub lazy_eval: bool,
+    /// UCI `LazyTables`: the margin tables used when `LazyEval` is on.
+    pub tables: Arc<LazyMargins>,
 }
+
+/// Value of `LazyTables` that selects the tables built into the engine.
+pub const EMBEDDED_TABLES_NAME: &str = "<embedded>";
 
 impl Default for Engine {
     fn default() -> Self {
@@ -245,6 +254,8 @@ impl Engine {
             move_overhead: DEFAULT_MOVE_OVERHEAD_MS,
             default_depth: None,
             default_nodes: None,
+            lazy_eval: false,
+            tables: LazyMargins::embedded(),
         }
     }
 
@@ -301,6 +312,8 @@ impl Engine {
                 println!(
                     "option name Move Overhead type spin default {DEFAULT_MOVE_OVERHEAD_MS} min 0 max 5000"
                 );
+                println!("option name LazyEval type check default false");
+                println!("option name LazyTables type string default {EMBEDDED_TABLES_NAME}");
                 println!("uciok");
             }
             Command::IsReady => println!("readyok"),
@@ -397,6 +410,29 @@ impl Engine {
             }
             "multipv" => self.multipv = int(1, MULTIPV_MAX as u64)? as usize,
             "move overhead" => self.move_overhead = int(0, 5000)?,
+            "lazyeval" => {
+                self.lazy_eval = match value.trim().to_ascii_lowercase().as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => {
+                        return Err(UciError::OptionValue {
+                            name: name.to_owned(),
+                            value: value.to_owned(),
+                        });
+                    }
+                }
+            }
+            "lazytables" => {
+                let v = value.trim();
+                self.tables = if v.is_empty() || v == EMBEDDED_TABLES_NAME {
+                    LazyMargins::embedded()
+                } else {
+                    Arc::new(
+                        LazyMargins::load(std::path::Path::new(v))
+                            .map_err(|e| UciError::Tables(e.to_string()))?,
+                    )
+                };
+            }
             "ponder" | "uci_chess960" | "uci_showwdl" => {}
             _ => return Err(UciError::UnknownOption(name.to_owned())),
         }
@@ -426,6 +462,7 @@ impl Engine {
             multipv: self.multipv,
             move_overhead_ms: self.move_overhead,
             verbose: true,
+            lazy: self.lazy_eval.then(|| Arc::clone(&self.tables)),
         };
         let mut workers = std::mem::take(&mut self.workers);
         if workers.is_empty() {
@@ -439,6 +476,7 @@ impl Engine {
             .stack_size(64 << 20)
             .spawn(move || {
                 let r = search(&pos, &limits, &opts, &mut workers, &tt, &stop);
+                println!("info string eval exits {}", exit_breakdown(&r.exits));
                 let best = r
                     .best_move
                     .map(|m| crate::board::move_to_uci(&pos.board, m))

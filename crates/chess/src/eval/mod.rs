@@ -6,13 +6,22 @@
 //!   bishop pair — still no attack generation;
 //! * **full**: + mobility, king safety, threats, trapped pieces, rook files, tempo.
 //!
-//! Every tier is a function; the later calibration issues measure the gap between tiers
-//! per army bucket ([`army_scaler`], [`side_bucket`], [`material_bucket`]) and fill the
-//! [`LazyMargins`] tables. For now search always asks for the full tier.
+//! Every tier is a function. The super-lazy tier is kept incrementally by the search
+//! ([`material::Material`]), so its exit costs a few adds and two table lookups.
+//! [`Evaluator::bounded`] evaluates tier by tier and stops at the first tier whose score
+//! decides the node against `(alpha, beta)` with the margins of [`lazy::LazyMargins`]
+//! (tables measured by `actuary calibrate` and embedded from `data/chess/lazy-margins.txt`);
+//! [`side_terms`] splits what the cheap tiers miss into the per-side pieces calibration
+//! histograms (DESIGN.md §2).
 
+pub mod lazy;
+pub mod material;
 pub mod pawns;
 pub mod pst;
 pub mod terms;
+
+pub use lazy::LazyMargins;
+pub use material::Material;
 
 use crate::board::{Board, Color, Piece};
 use pawns::PawnTable;
@@ -97,54 +106,6 @@ pub fn material_bucket(board: &Board) -> usize {
     ((army_scaler(board, Color::White) + army_scaler(board, Color::Black)) / 8).min(7) as usize
 }
 
-/// Margin tables for lazy exits, indexed by per-side bucket. Placeholder values until the
-/// calibration issue measures them (p98/p2 of the residual histograms); deliberately wide
-/// so that nothing relying on them today is unsound.
-#[derive(Clone, Debug)]
-pub struct LazyMargins {
-    /// King term percentiles, bucketed by the **attacker's** army.
-    pub king_hi: [i32; 8],
-    pub king_lo: [i32; 8],
-    /// Residual percentiles by **own** army; `[0]` = lazy tier, `[1]` = super-lazy tier.
-    pub resid_hi: [[i32; 8]; 2],
-    pub resid_lo: [[i32; 8]; 2],
-    /// Median (p50) positional estimate per own bucket, for quiescence futility.
-    pub positional: [[i32; 8]; 2],
-}
-
-impl Default for LazyMargins {
-    fn default() -> Self {
-        let ramp = |base: i32, step: i32| std::array::from_fn(|b| base + step * b as i32);
-        Self {
-            king_hi: ramp(20, 25),
-            king_lo: ramp(-10, -10),
-            resid_hi: [ramp(40, 20), ramp(120, 30)],
-            resid_lo: [ramp(-40, -20), ramp(-120, -30)],
-            positional: [[0; 8]; 2],
-        }
-    }
-}
-
-impl LazyMargins {
-    fn tier_index(tier: Tier) -> usize {
-        if tier == Tier::SuperLazy { 1 } else { 0 }
-    }
-
-    /// Margin guarding the fail-high exit `score - margin_a > beta` (pessimistic for `my`).
-    pub fn margin_a(&self, tier: Tier, my: usize, opp: usize) -> i32 {
-        let t = Self::tier_index(tier);
-        ((self.king_hi[my] - self.king_lo[opp]) + (self.resid_hi[t][opp] - self.resid_lo[t][my]))
-            .max(0)
-    }
-
-    /// Margin guarding the fail-low exit `score + margin_b < alpha`.
-    pub fn margin_b(&self, tier: Tier, my: usize, opp: usize) -> i32 {
-        let t = Self::tier_index(tier);
-        ((self.king_hi[opp] - self.king_lo[my]) + (self.resid_hi[t][my] - self.resid_lo[t][opp]))
-            .max(0)
-    }
-}
-
 /// Unscaled accumulation of an evaluation, White minus Black, before tapering.
 #[derive(Clone, Copy, Default, Debug)]
 pub struct Accum {
@@ -200,50 +161,61 @@ fn sq_distance(a: usize, b: usize) -> i32 {
     df.abs().max(dr.abs())
 }
 
-/// Tier 1 additions: pawn structure (from `entry`), passers vs kings, bishop pair, bad trade.
-pub fn lazy_terms(board: &Board, acc: &mut Accum, entry: &pawns::PawnEntry) {
-    let mut s = entry.score;
-    for color in [Color::White, Color::Black] {
-        let sign = if color == Color::White { 1 } else { -1 };
-        let mut extra = S::default();
-        let our_king = board.king(color) as usize;
-        let their_king = board.king(!color) as usize;
-        let mut passed = entry.passed[color as usize];
-        while passed != 0 {
-            let sq = passed.trailing_zeros() as usize;
-            passed &= passed - 1;
-            let stop = if color == Color::White {
-                sq + 8
-            } else {
-                sq - 8
-            };
-            let rel_rank = (if color == Color::White {
-                sq / 8
-            } else {
-                7 - sq / 8
-            }) as i32;
-            let weight = (rel_rank - 1).max(0);
-            let dist = sq_distance(their_king, stop) * 2 - sq_distance(our_king, stop);
-            extra.eg += dist * PASSER_KING_DIST * weight / 2;
-            if board.occupied().0 & (1u64 << stop) != 0 {
-                extra += PASSER_BLOCKED * weight;
-            }
+/// Passers against kings and the bishop pair of `color` (from `color`'s view); `passed`
+/// are its passed pawns.
+#[inline]
+fn lazy_side_extra(board: &Board, color: Color, mut passed: u64) -> S {
+    let mut extra = S::default();
+    let our_king = board.king(color) as usize;
+    let their_king = board.king(!color) as usize;
+    while passed != 0 {
+        let sq = passed.trailing_zeros() as usize;
+        passed &= passed - 1;
+        let stop = if color == Color::White {
+            sq + 8
+        } else {
+            sq - 8
+        };
+        let rel_rank = (if color == Color::White {
+            sq / 8
+        } else {
+            7 - sq / 8
+        }) as i32;
+        let weight = (rel_rank - 1).max(0);
+        let dist = sq_distance(their_king, stop) * 2 - sq_distance(our_king, stop);
+        extra.eg += dist * PASSER_KING_DIST * weight / 2;
+        if board.occupied().0 & (1u64 << stop) != 0 {
+            extra += PASSER_BLOCKED * weight;
         }
-        let c = board.colors(color);
-        if (board.pieces(Piece::Bishop) & c).len() >= 2 {
-            extra += BISHOP_PAIR;
-        }
-        s += extra * sign;
     }
-    // Bad trade: with majors level, the side with more minor pieces is better than the pawns
-    // the other side got for them suggest.
+    let c = board.colors(color);
+    if (board.pieces(Piece::Bishop) & c).len() >= 2 {
+        extra += BISHOP_PAIR;
+    }
+    extra
+}
+
+/// Bad trade: with majors level, the side with more minor pieces is better than the pawns
+/// the other side got for them suggest. +1 when White has more minors, −1 Black, else 0.
+#[inline]
+fn bad_trade_sign(board: &Board) -> i32 {
     let count = |color: Color, p: Piece| (board.colored_pieces(color, p)).len() as i32;
     let minors = |c: Color| count(c, Piece::Knight) + count(c, Piece::Bishop);
     let majors = |c: Color| count(c, Piece::Rook) + 2 * count(c, Piece::Queen);
     let dm = minors(Color::White) - minors(Color::Black);
     if dm != 0 && majors(Color::White) == majors(Color::Black) {
-        s += BAD_TRADE * dm.signum();
+        dm.signum()
+    } else {
+        0
     }
+}
+
+/// Tier 1 additions: pawn structure (from `entry`), passers vs kings, bishop pair, bad trade.
+pub fn lazy_terms(board: &Board, acc: &mut Accum, entry: &pawns::PawnEntry) {
+    let mut s = entry.score;
+    s += lazy_side_extra(board, Color::White, entry.passed[Color::White as usize]);
+    s -= lazy_side_extra(board, Color::Black, entry.passed[Color::Black as usize]);
+    s += BAD_TRADE * bad_trade_sign(board);
     acc.pawns = s;
 }
 
@@ -256,28 +228,55 @@ pub fn full_terms(board: &Board, acc: &mut Accum) {
 
 /// Taper to centipawns from White's view, with a drawishness scale for pawnless endings.
 pub fn taper(board: &Board, acc: &Accum) -> i32 {
-    let s = acc.total();
-    let mut v = (s.mg * acc.phase + s.eg * (PHASE_MAX - acc.phase)) / PHASE_MAX;
+    taper_with(
+        board,
+        acc.total(),
+        acc.phase,
+        army_scaler(board, Color::White),
+        army_scaler(board, Color::Black),
+    )
+}
+
+/// [`taper`] of a total `s` at `phase`, with the armies (scalers) given.
+#[inline]
+fn taper_with(board: &Board, s: S, phase: i32, white_army: u32, black_army: u32) -> i32 {
+    let mut v = (s.mg * phase + s.eg * (PHASE_MAX - phase)) / PHASE_MAX;
     // Without pawns the stronger side needs about a rook more to win.
     let strong = if v > 0 { Color::White } else { Color::Black };
     if board.colored_pieces(strong, Piece::Pawn).is_empty() {
-        let diff = army_scaler(board, strong) as i32 - army_scaler(board, !strong) as i32;
-        if diff <= 3 {
+        let (a, b) = if strong == Color::White {
+            (white_army, black_army)
+        } else {
+            (black_army, white_army)
+        };
+        if a as i32 - b as i32 <= 3 {
             v /= 4;
         }
     }
     v
 }
 
-/// Evaluate a tier from the side to move's point of view, without a pawn cache.
-/// (For tools and calibration; the search uses [`Evaluator`].)
-pub fn eval_tier(board: &Board, tier: Tier) -> i32 {
-    let entry = pawns::evaluate_pawns(board);
-    eval_with_entry(board, tier, &entry)
+/// Taper one per-side term (no drawishness scale): what calibration histograms.
+#[inline]
+pub fn taper_term(s: S, phase: i32) -> i32 {
+    (s.mg * phase + s.eg * (PHASE_MAX - phase)) / PHASE_MAX
 }
 
-fn eval_with_entry(board: &Board, tier: Tier, entry: &pawns::PawnEntry) -> i32 {
-    let mut acc = super_lazy_terms(board);
+/// Evaluate a tier from the side to move's point of view, without a pawn cache.
+/// (For tools and tests; the search uses [`Evaluator`].)
+pub fn eval_tier(board: &Board, tier: Tier) -> i32 {
+    let entry = pawns::evaluate_pawns(board);
+    tier_score_with(board, &Material::from_board(board), tier, &entry)
+}
+
+/// The score of `tier` (side to move's view) from the incremental material and a pawn entry.
+#[inline]
+fn tier_score_with(board: &Board, mat: &Material, tier: Tier, entry: &pawns::PawnEntry) -> i32 {
+    let mut acc = Accum {
+        material: mat.psqt,
+        phase: mat.phase(),
+        ..Default::default()
+    };
     if tier >= Tier::Lazy {
         lazy_terms(board, &mut acc, entry);
     }
@@ -289,12 +288,31 @@ fn eval_with_entry(board: &Board, tier: Tier, entry: &pawns::PawnEntry) -> i32 {
             -terms::TEMPO
         };
     }
-    let v = taper(board, &acc);
+    let v = taper_with(
+        board,
+        acc.total(),
+        acc.phase,
+        mat.army(Color::White),
+        mat.army(Color::Black),
+    );
     if board.side_to_move() == Color::White {
         v
     } else {
         -v
     }
+}
+
+/// What [`Evaluator::bounded`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvalOutcome {
+    /// The value to use (side to move's view): the full evaluation, or after an early exit
+    /// the bound that decided it (`tier_score − margin_a ≥ beta` or `tier_score + margin_b ≤
+    /// alpha`).
+    pub score: i32,
+    /// The tier that decided (`Full` when no cheap tier could).
+    pub tier: Tier,
+    /// The score of that tier itself (equal to `score` for `Full`).
+    pub tier_score: i32,
 }
 
 /// Per-thread evaluator owning the pawn hash table.
@@ -304,27 +322,116 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
-    /// Evaluate `tier` from the side to move's point of view.
+    /// Evaluate `tier` from the side to move's point of view; `mat` must be the incremental
+    /// material of `board`.
     #[inline]
-    pub fn eval_tier(&mut self, board: &Board, tier: Tier) -> i32 {
+    pub fn tier(&mut self, board: &Board, mat: &Material, tier: Tier) -> i32 {
         if tier == Tier::SuperLazy {
-            let acc = super_lazy_terms(board);
-            let v = taper(board, &acc);
-            return if board.side_to_move() == Color::White {
-                v
-            } else {
-                -v
-            };
+            return super_lazy_score(board, mat);
         }
         let entry = self.pawns.probe(board);
-        eval_with_entry(board, tier, &entry)
+        tier_score_with(board, mat, tier, &entry)
     }
 
-    /// The evaluation the search uses.
+    /// The full evaluation (what the search uses when lazy exits are off).
     #[inline]
-    pub fn evaluate(&mut self, board: &Board) -> i32 {
-        self.eval_tier(board, Tier::Full)
+    pub fn evaluate(&mut self, board: &Board, mat: &Material) -> i32 {
+        self.tier(board, mat, Tier::Full)
     }
+
+    /// Evaluate tier by tier and stop at the first tier that decides the node: super-lazy
+    /// (incremental material, two table lookups), then lazy (+ pawn hash), then full.
+    #[inline]
+    pub fn bounded(
+        &mut self,
+        board: &Board,
+        mat: &Material,
+        alpha: i32,
+        beta: i32,
+        margins: &LazyMargins,
+    ) -> EvalOutcome {
+        let stm = board.side_to_move();
+        let my = side_bucket(mat.army(stm));
+        let opp = side_bucket(mat.army(!stm));
+        let sl = super_lazy_score(board, mat);
+        if let Some(out) = margins.exit(Tier::SuperLazy, my, opp, sl, alpha, beta) {
+            return out;
+        }
+        let entry = self.pawns.probe(board);
+        let lazy = tier_score_with(board, mat, Tier::Lazy, &entry);
+        if let Some(out) = margins.exit(Tier::Lazy, my, opp, lazy, alpha, beta) {
+            return out;
+        }
+        let full = tier_score_with(board, mat, Tier::Full, &entry);
+        EvalOutcome {
+            score: full,
+            tier: Tier::Full,
+            tier_score: full,
+        }
+    }
+}
+
+/// The super-lazy score (side to move's view) from the incremental material alone.
+#[inline]
+pub fn super_lazy_score(board: &Board, mat: &Material) -> i32 {
+    let v = taper_with(
+        board,
+        mat.psqt,
+        mat.phase(),
+        mat.army(Color::White),
+        mat.army(Color::Black),
+    );
+    if board.side_to_move() == Color::White {
+        v
+    } else {
+        -v
+    }
+}
+
+/// What the cheap tiers miss, split per side (DESIGN.md §2), each tapered at the node's
+/// phase and seen from that side: the quantities `calibrate residual` histograms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SideTerms {
+    /// The side's own king term: its shelter minus the attack of the enemy on it. Bucketed
+    /// by the **attacker's** (enemy's) army.
+    pub king: [i32; 2],
+    /// What the lazy tier misses besides the king: mobility, threats, trapped pieces, rook
+    /// files, and the tempo for the side to move. Bucketed by the side's own army.
+    pub lazy: [i32; 2],
+    /// What the super-lazy tier misses besides the king: `lazy` plus pawn structure,
+    /// passers against kings, bishop pair and bad trade. Bucketed by the side's own army.
+    pub super_lazy: [i32; 2],
+}
+
+/// Split the full − tier gaps of `board` into per-side terms (no pawn cache: calibration).
+///
+/// Up to rounding of the per-term taper and the pawnless drawishness scale,
+/// `full − lazy = (king[me] − king[opp]) + (lazy[me] − lazy[opp])` from the side to move's
+/// view, and the same with `super_lazy` for `full − super-lazy`.
+pub fn side_terms(board: &Board, phase: i32) -> SideTerms {
+    let f = terms::full_sides(board);
+    let stm = board.side_to_move();
+    let bad = bad_trade_sign(board);
+    let mut out = SideTerms::default();
+    for color in [Color::White, Color::Black] {
+        let c = color as usize;
+        let o = (!color) as usize;
+        let king = S::new(f.shelter[c], 0) - f.danger[o];
+        let mut rest = f.residual[c];
+        if color == stm {
+            rest += terms::TEMPO;
+        }
+        let (structure, passed) = pawns::side_structure(board, color);
+        let mut pawn_side = structure + lazy_side_extra(board, color, passed);
+        let sign = if color == Color::White { 1 } else { -1 };
+        if bad == sign {
+            pawn_side += BAD_TRADE;
+        }
+        out.king[c] = taper_term(king, phase);
+        out.lazy[c] = taper_term(rest, phase);
+        out.super_lazy[c] = taper_term(rest + pawn_side, phase);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -390,8 +497,6 @@ mod tests {
         assert_eq!(army_scaler(&b, Color::White), 31);
         assert_eq!(side_bucket(31), 7);
         assert_eq!(material_bucket(&b), 7);
-        let m = LazyMargins::default();
-        assert!(m.margin_a(Tier::Lazy, 7, 7) > 0);
         assert!(eval_tier(&b, Tier::Full).abs() < 40);
     }
 }

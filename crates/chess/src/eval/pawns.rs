@@ -92,67 +92,66 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Compute the pawn-structure entry from scratch.
-pub fn evaluate_pawns(board: &Board) -> PawnEntry {
-    let mut e = PawnEntry {
-        key: pawn_key(board),
-        ..Default::default()
-    };
-    let mut score = S::default();
-    for color in [Color::White, Color::Black] {
-        let us = board.colored_pieces(color, Piece::Pawn).0;
-        let them = board.colored_pieces(!color, Piece::Pawn).0;
-        let our_attacks = pawn_attacks(us, color);
-        let mut s = S::default();
-        let mut bb = us;
-        while bb != 0 {
-            let sq = bb.trailing_zeros() as usize;
-            bb &= bb - 1;
-            let rel_rank = if color == Color::White {
-                sq / 8
+/// Pawn structure of one side, from that side's view, and its passed pawns.
+pub fn side_structure(board: &Board, color: Color) -> (S, u64) {
+    let us = board.colored_pieces(color, Piece::Pawn).0;
+    let them = board.colored_pieces(!color, Piece::Pawn).0;
+    let our_attacks = pawn_attacks(us, color);
+    let mut s = S::default();
+    let mut passed = 0u64;
+    let mut bb = us;
+    while bb != 0 {
+        let sq = bb.trailing_zeros() as usize;
+        bb &= bb - 1;
+        let rel_rank = if color == Color::White {
+            sq / 8
+        } else {
+            7 - sq / 8
+        };
+        let front = front_span(sq, color);
+        if front & us != 0 {
+            s += DOUBLED;
+        }
+        let adj = adjacent_files(sq);
+        if adj & us == 0 {
+            s += ISOLATED;
+        } else {
+            let bit = 1u64 << sq;
+            let phalanx = ((bit & !FILE_A) >> 1 | (bit & !FILE_H) << 1) & us != 0;
+            let supported = our_attacks & bit != 0;
+            if phalanx || supported {
+                s += CONNECTED_BY_RANK[rel_rank];
             } else {
-                7 - sq / 8
-            };
-            let front = front_span(sq, color);
-            if front & us != 0 {
-                s += DOUBLED;
-            }
-            let adj = adjacent_files(sq);
-            if adj & us == 0 {
-                s += ISOLATED;
-            } else {
-                let bit = 1u64 << sq;
-                let phalanx = ((bit & !FILE_A) >> 1 | (bit & !FILE_H) << 1) & us != 0;
-                let supported = our_attacks & bit != 0;
-                if phalanx || supported {
-                    s += CONNECTED_BY_RANK[rel_rank];
+                // Backward: no friendly pawn beside or behind on adjacent files, and the
+                // stop square is hit by an enemy pawn.
+                let behind_or_level = adj & !passed_mask(sq, color);
+                let stop = if color == Color::White {
+                    bit << 8
                 } else {
-                    // Backward: no friendly pawn beside or behind on adjacent files, and the
-                    // stop square is hit by an enemy pawn.
-                    let behind_or_level = adj & !passed_mask(sq, color);
-                    let stop = if color == Color::White {
-                        bit << 8
-                    } else {
-                        bit >> 8
-                    };
-                    if behind_or_level & us == 0 && pawn_attacks(them, !color) & stop != 0 {
-                        s += BACKWARD;
-                    }
+                    bit >> 8
+                };
+                if behind_or_level & us == 0 && pawn_attacks(them, !color) & stop != 0 {
+                    s += BACKWARD;
                 }
             }
-            if passed_mask(sq, color) & them == 0 && front & us == 0 {
-                e.passed[color as usize] |= 1u64 << sq;
-                s += PASSED_BY_RANK[rel_rank];
-            }
         }
-        if color == Color::White {
-            score += s;
-        } else {
-            score -= s;
+        if passed_mask(sq, color) & them == 0 && front & us == 0 {
+            passed |= 1u64 << sq;
+            s += PASSED_BY_RANK[rel_rank];
         }
     }
-    e.score = score;
-    e
+    (s, passed)
+}
+
+/// Compute the pawn-structure entry from scratch.
+pub fn evaluate_pawns(board: &Board) -> PawnEntry {
+    let (white, white_passed) = side_structure(board, Color::White);
+    let (black, black_passed) = side_structure(board, Color::Black);
+    PawnEntry {
+        key: pawn_key(board),
+        score: white - black,
+        passed: [white_passed, black_passed],
+    }
 }
 
 /// Direct-mapped pawn cache; one per search thread, so no synchronisation.

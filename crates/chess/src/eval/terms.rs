@@ -40,11 +40,34 @@ fn square(sq: Square) -> usize {
     sq as usize
 }
 
-/// King safety, mobility, threats and trapped pieces for both colours.
+/// The full-tier terms of each side, from that side's view, indexed by colour: what
+/// calibration histograms per side (DESIGN.md §2).
+#[derive(Clone, Copy, Default, Debug)]
+pub struct FullSides {
+    /// King attack by this side on the enemy king (a bonus for this side).
+    pub danger: [S; 2],
+    /// This side's own king shelter (middlegame only).
+    pub shelter: [i32; 2],
+    /// Mobility, threats, trapped pieces and rook files of this side.
+    pub residual: [S; 2],
+}
+
+/// King safety, mobility, threats and trapped pieces for both colours (White minus Black).
+#[inline]
 pub fn full_terms(board: &Board) -> FullTerms {
+    let s = full_sides(board);
+    let (w, b) = (Color::White as usize, Color::Black as usize);
+    FullTerms {
+        king: (s.danger[w] + S::new(s.shelter[w], 0)) - (s.danger[b] + S::new(s.shelter[b], 0)),
+        residual: s.residual[w] - s.residual[b],
+    }
+}
+
+/// The full-tier terms of each side.
+pub fn full_sides(board: &Board) -> FullSides {
     let occ = board.occupied();
     let pawns = board.pieces(Piece::Pawn);
-    let mut out = FullTerms::default();
+    let mut out = FullSides::default();
     for color in [Color::White, Color::Black] {
         let us = board.colors(color);
         let them = board.colors(!color);
@@ -110,24 +133,17 @@ pub fn full_terms(board: &Board) -> FullTerms {
 
         // King attack: quadratic in accumulated units, only meaningful with 2+ attackers
         // or a queen; halved without our queen because mating nets need her.
-        let mut king = S::default();
+        let c = color as usize;
         if attackers >= 2 {
             let mut danger = (attack_units * attack_units).min(900);
             if board.colored_pieces(color, Piece::Queen).is_empty() {
                 danger /= 2;
             }
-            king += S::new(danger / 2, danger / 8);
+            out.danger[c] = S::new(danger / 2, danger / 8);
         }
-        // Our own shelter (a term of *our* king, reported with our sign).
-        king += S::new(shelter(board, color), 0);
-
-        if color == Color::White {
-            out.king += king;
-            out.residual += residual;
-        } else {
-            out.king -= king;
-            out.residual -= residual;
-        }
+        // Our own shelter (a term of *our* king).
+        out.shelter[c] = shelter(board, color);
+        out.residual[c] = residual;
     }
     out
 }

@@ -19,12 +19,13 @@ use crate::board::{
     Board, Color, Move, NULL_MOVE, Piece, gives_check, has_non_pawn_material, is_drawish_material,
     is_tactical,
 };
-use crate::eval::Evaluator;
 use crate::eval::pst::SEE_VALUE;
+use crate::eval::{EvalOutcome, Evaluator, LazyMargins, Material, Tier};
 use history::{History, NO_PIECE_TO, PieceTo, piece_to};
 use movepick::{MovePicker, is_bad_noisy_score};
 use params::*;
 use see::see_ge;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use time::TimeManager;
 use tt::{Bound, Tt, TtEntry};
@@ -69,7 +70,19 @@ struct Frame {
     static_eval: i32,
     /// (piece, to) of the move made from this ply, for continuation history.
     moved: PieceTo,
+    /// Material + PST, phase and armies of the position at this ply (incremental).
+    mat: Material,
 }
+
+const EMPTY_FRAME: Frame = Frame {
+    static_eval: EVAL_NONE,
+    moved: NO_PIECE_TO,
+    mat: Material {
+        psqt: crate::eval::S::new(0, 0),
+        phase_sum: 0,
+        army_sum: [0, 0],
+    },
+};
 
 /// One principal variation result at the root.
 #[derive(Clone, Debug, Default)]
@@ -93,6 +106,13 @@ pub struct Worker {
     pub qnodes: u64,
     pub seldepth: usize,
     pub stats: PruneStats,
+    /// Evaluation calls decided by each tier (super-lazy, lazy, full) in this search.
+    pub exits: [u64; 3],
+    /// Lazy exits with these margins; `None` = always the full evaluation.
+    pub lazy: Option<Arc<LazyMargins>>,
+    /// Calibration instrumentation (`actuary calibrate` only).
+    #[cfg(feature = "calibration")]
+    pub recorder: Option<Box<crate::calib::Recorder>>,
     stopped: bool,
     root_depth: i32,
     completed_depth: i32,
@@ -108,13 +128,7 @@ impl Worker {
             eval: Evaluator::default(),
             hist: History::default(),
             lmr: lmr_table(),
-            stack: vec![
-                Frame {
-                    static_eval: EVAL_NONE,
-                    moved: NO_PIECE_TO
-                };
-                MAX_PLY + 8
-            ],
+            stack: vec![EMPTY_FRAME; MAX_PLY + 8],
             pv: vec![[NULL_MOVE; MAX_PLY + 1]; MAX_PLY + 2],
             pv_len: vec![0; MAX_PLY + 2],
             keys: Vec::with_capacity(1024),
@@ -122,6 +136,10 @@ impl Worker {
             qnodes: 0,
             seldepth: 0,
             stats: PruneStats::default(),
+            exits: [0; 3],
+            lazy: None,
+            #[cfg(feature = "calibration")]
+            recorder: None,
             stopped: false,
             root_depth: 0,
             completed_depth: 0,
@@ -137,13 +155,14 @@ impl Worker {
         self.eval.pawns.clear();
     }
 
-    fn reset_for_search(&mut self, history: &[u64]) {
+    fn reset_for_search(&mut self, history: &[u64], root: &Board) {
         self.keys.clear();
         self.keys.extend_from_slice(history);
         self.nodes = 0;
         self.qnodes = 0;
         self.seldepth = 0;
         self.stats = PruneStats::default();
+        self.exits = [0; 3];
         self.stopped = false;
         self.completed_depth = 0;
         self.nmp_min_ply = 0;
@@ -152,11 +171,49 @@ impl Worker {
             *k = [NULL_MOVE; 2];
         }
         for f in self.stack.iter_mut() {
-            *f = Frame {
-                static_eval: EVAL_NONE,
-                moved: NO_PIECE_TO,
-            };
+            *f = EMPTY_FRAME;
         }
+        self.stack[0].mat = Material::from_board(root);
+    }
+
+    /// The full evaluation at `ply` (where no window is known or lazy exits are not used).
+    #[inline]
+    fn full_eval(&mut self, board: &Board, ply: usize) -> i32 {
+        let mat = self.stack[ply].mat;
+        let v = self.eval.evaluate(board, &mat);
+        self.exits[Tier::Full as usize] += 1;
+        #[cfg(feature = "calibration")]
+        if let Some(r) = self.recorder.as_deref_mut() {
+            let out = EvalOutcome {
+                score: v,
+                tier: Tier::Full,
+                tier_score: v,
+            };
+            r.observe(board, &mat, -INFINITE, INFINITE, &out, &mut self.eval);
+        }
+        v
+    }
+
+    /// The evaluation at `ply` for the window `(alpha, beta)`: with lazy exits on, the first
+    /// tier that decides the node; otherwise the full evaluation.
+    #[inline]
+    fn bounded_eval(&mut self, board: &Board, ply: usize, alpha: i32, beta: i32) -> EvalOutcome {
+        let Some(margins) = self.lazy.as_deref() else {
+            let v = self.full_eval(board, ply);
+            return EvalOutcome {
+                score: v,
+                tier: Tier::Full,
+                tier_score: v,
+            };
+        };
+        let mat = self.stack[ply].mat;
+        let out = self.eval.bounded(board, &mat, alpha, beta, margins);
+        self.exits[out.tier as usize] += 1;
+        #[cfg(feature = "calibration")]
+        if let Some(r) = self.recorder.as_deref_mut() {
+            r.observe(board, &mat, alpha, beta, &out, &mut self.eval);
+        }
+        out
     }
 
     fn is_main(&self) -> bool {
@@ -381,7 +438,7 @@ impl Worker {
                 return if in_check {
                     DRAW
                 } else {
-                    self.eval.evaluate(board)
+                    self.full_eval(board, ply)
                 };
             }
             // Step 4. Mate distance pruning: no line can beat an already-found shorter mate.
@@ -410,7 +467,7 @@ impl Worker {
         } else {
             let raw = match tte {
                 Some(e) if e.eval != EVAL_NONE => e.eval,
-                _ => self.eval.evaluate(board),
+                _ => self.full_eval(board, ply),
             };
             // A bound from the table that is tighter than static eval is a better estimate.
             let better = match tte {
@@ -449,6 +506,7 @@ impl Worker {
             {
                 let r = nmp_reduction(depth, eval, beta);
                 self.stack[ply].moved = NO_PIECE_TO;
+                self.stack[ply + 1].mat = self.stack[ply].mat;
                 self.keys.push(key);
                 let v = -self.negamax::<false>(
                     ctx,
@@ -550,6 +608,7 @@ impl Worker {
             // Step 13. Make the move; check extension.
             let mut child = board.clone();
             child.play_unchecked(mv);
+            self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
             let gives_check = checks;
             let ext = (gives_check && ply < 2 * self.root_depth as usize) as i32;
             let new_depth = depth - 1 + ext;
@@ -714,7 +773,7 @@ impl Worker {
             return if in_check {
                 DRAW
             } else {
-                self.eval.evaluate(board)
+                self.full_eval(board, ply)
             };
         }
         if board.halfmove_clock() >= 100 || is_drawish_material(board) {
@@ -730,18 +789,29 @@ impl Worker {
 
         let raw_eval;
         let mut best;
+        // With lazy exits a cheap tier may decide the stand-pat: then `best` is the bound
+        // it proved and the table keeps no static eval for this position.
+        let mut early: Option<EvalOutcome> = None;
         if in_check {
             raw_eval = EVAL_NONE;
             best = -INFINITE;
         } else {
             raw_eval = match tte {
                 Some(e) if e.eval != EVAL_NONE => e.eval,
-                _ => self.eval.evaluate(board),
+                _ => {
+                    let out = self.bounded_eval(board, ply, alpha, beta);
+                    if out.tier == Tier::Full {
+                        out.score
+                    } else {
+                        early = Some(out);
+                        EVAL_NONE
+                    }
+                }
             };
-            best = raw_eval;
+            best = early.map_or(raw_eval, |o| o.score);
             if let Some(e) = tte
-                && ((e.bound == Bound::Lower && e.score > raw_eval)
-                    || (e.bound == Bound::Upper && e.score < raw_eval))
+                && ((e.bound == Bound::Lower && e.score > best)
+                    || (e.bound == Bound::Upper && e.score < best))
             {
                 best = e.score;
             }
@@ -751,10 +821,21 @@ impl Worker {
             }
             alpha = alpha.max(best);
         }
-        let futility_base = if in_check {
-            -INFINITE
-        } else {
-            best + QS_FUTILITY_MARGIN
+        let futility_base = match early {
+            _ if in_check => -INFINITE,
+            // After an early exit: the tier's own score, its median missing terms and the
+            // tier's base margin (DESIGN.md §2; `qs_base` comes with the margin tables).
+            Some(o) if o.score == best => {
+                let m = self.lazy.as_deref().expect("early exits need margins");
+                let mat = &self.stack[ply].mat;
+                let stm = board.side_to_move();
+                let (my, opp) = (
+                    crate::eval::side_bucket(mat.army(stm)),
+                    crate::eval::side_bucket(mat.army(!stm)),
+                );
+                o.tier_score + m.positional(o.tier, my, opp) + m.qs_base[o.tier as usize]
+            }
+            _ => best + QS_FUTILITY_MARGIN,
         };
         let original_alpha = alpha;
         let tt_move = tte.map_or(NULL_MOVE, |e| e.mv);
@@ -788,6 +869,7 @@ impl Worker {
             child.play_unchecked(mv);
             let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
             self.stack[ply].moved = piece_to(stm, piece, mv.to as usize);
+            self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
             searched += 1;
             let score = -self.qsearch::<PV>(ctx, &child, -beta, -alpha, ply + 1);
             if self.stopped {

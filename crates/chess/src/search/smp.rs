@@ -7,6 +7,8 @@ use super::time::{Limits, TimeManager};
 use super::tt::Tt;
 use super::{RootLine, SharedCtx, Worker, uci_score};
 use crate::board::{Move, NULL_MOVE, Position, legal_moves, move_to_uci};
+use crate::eval::LazyMargins;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Result of a whole search.
@@ -23,6 +25,8 @@ pub struct SearchResult {
     /// Total nodes (all threads) when each iteration finished, index = depth - 1.
     pub iteration_nodes: Vec<u64>,
     pub lines: Vec<RootLine>,
+    /// Evaluation calls decided by each tier (super-lazy, lazy, full), all threads.
+    pub exits: [u64; 3],
 }
 
 impl SearchResult {
@@ -49,6 +53,8 @@ pub struct SearchOptions {
     pub move_overhead_ms: u64,
     /// Print UCI `info` lines.
     pub verbose: bool,
+    /// Lazy evaluation exits with these margins (UCI `LazyEval`); `None` = off.
+    pub lazy: Option<Arc<LazyMargins>>,
 }
 
 impl Default for SearchOptions {
@@ -57,8 +63,21 @@ impl Default for SearchOptions {
             multipv: 1,
             move_overhead_ms: DEFAULT_MOVE_OVERHEAD_MS,
             verbose: false,
+            lazy: None,
         }
     }
+}
+
+/// `super-lazy X% lazy Y% full Z% (N evals)`: the exit breakdown of `exits`.
+pub fn exit_breakdown(exits: &[u64; 3]) -> String {
+    let n: u64 = exits.iter().sum();
+    let pct = |k: u64| 100.0 * k as f64 / n.max(1) as f64;
+    format!(
+        "super-lazy {:.1}% lazy {:.1}% full {:.1}% ({n} evals)",
+        pct(exits[0]),
+        pct(exits[1]),
+        pct(exits[2])
+    )
 }
 
 /// Run a search with `workers.len()` threads (the calling thread is the main one).
@@ -105,6 +124,11 @@ pub fn search(
         r
     });
     let mut result = result;
+    for w in workers.iter() {
+        for (a, b) in result.exits.iter_mut().zip(w.exits) {
+            *a += b;
+        }
+    }
     result.nodes = node_counters
         .iter()
         .map(|n| n.load(Relaxed))
@@ -125,7 +149,8 @@ fn iterate(
     limits: &Limits,
     opts: &SearchOptions,
 ) -> SearchResult {
-    w.reset_for_search(&pos.history);
+    w.reset_for_search(&pos.history, &pos.board);
+    w.lazy = opts.lazy.clone();
     let board = &pos.board;
     let mut result = SearchResult::default();
     let root_moves = legal_moves(board);

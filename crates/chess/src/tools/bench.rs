@@ -3,29 +3,48 @@
 //! (OpenBench uses it as the build's signature and measures speed with it).
 
 use crate::board::Position;
+use crate::eval::LazyMargins;
 use crate::search::Worker;
-use crate::search::smp::{SearchOptions, search};
+use crate::search::smp::{SearchOptions, exit_breakdown, search};
 use crate::search::time::Limits;
 use crate::search::tt::Tt;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 pub const DEFAULT_BENCH_DEPTH: i32 = 15;
 pub const BENCH_HASH_MB: usize = 16;
 
-/// `actuary bench [DEPTH]`.
+/// `actuary bench [DEPTH] [--lazy-eval [--tables FILE]]`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
     /// Search depth for every position (the signature is defined at the default).
     #[arg(default_value_t = DEFAULT_BENCH_DEPTH, value_parser = clap::value_parser!(i32).range(1..))]
     pub depth: i32,
+    /// Research flag: search with lazy evaluation exits (UCI `LazyEval true`). The signature
+    /// is defined with them off.
+    #[arg(long)]
+    pub lazy_eval: bool,
+    /// Margin tables for --lazy-eval [default: the tables built into the engine].
+    #[arg(long, value_name = "FILE", requires = "lazy_eval")]
+    pub tables: Option<std::path::PathBuf>,
 }
 
 impl BenchArgs {
-    /// One line per position, then `Bench: <nodes> nodes <nps> nps` (OpenBench parses it).
+    /// One line per position, then the evaluation exit breakdown, then
+    /// `Bench: <nodes> nodes <nps> nps` (OpenBench parses the last line).
     pub fn run(&self) -> Result<ExitCode, super::ToolError> {
-        let r = run_bench(self.depth, true);
+        let lazy = if self.lazy_eval {
+            Some(Arc::new(match &self.tables {
+                Some(p) => LazyMargins::load(p)?,
+                None => (*LazyMargins::embedded()).clone(),
+            }))
+        } else {
+            None
+        };
+        let r = run_bench_with(self.depth, true, lazy);
+        println!("Eval exits: {}", exit_breakdown(&r.exits));
         println!("Bench: {} nodes {} nps", r.nodes, r.nps);
         Ok(ExitCode::SUCCESS)
     }
@@ -79,13 +98,24 @@ pub struct BenchResult {
     pub nodes: u64,
     pub nps: u64,
     pub elapsed_ms: u64,
+    /// Evaluation calls decided by each tier (super-lazy, lazy, full).
+    pub exits: [u64; 3],
 }
 
-/// Run the bench; `verbose` prints one line per position.
+/// Run the bench (lazy exits off: the signature); `verbose` prints one line per position.
 pub fn run_bench(depth: i32, verbose: bool) -> BenchResult {
+    run_bench_with(depth, verbose, None)
+}
+
+/// Run the bench with lazy exits on the given margins (`None` = off).
+pub fn run_bench_with(depth: i32, verbose: bool, lazy: Option<Arc<LazyMargins>>) -> BenchResult {
     let tt = Tt::new(BENCH_HASH_MB);
     let stop = AtomicBool::new(false);
-    let opts = SearchOptions::default();
+    let opts = SearchOptions {
+        lazy,
+        ..Default::default()
+    };
+    let mut exits = [0u64; 3];
     let limits = Limits {
         depth: Some(depth),
         ..Default::default()
@@ -101,6 +131,9 @@ pub fn run_bench(depth: i32, verbose: bool) -> BenchResult {
         stop.store(false, std::sync::atomic::Ordering::Relaxed);
         let r = search(&pos, &limits, &opts, &mut workers, &tt, &stop);
         nodes += r.nodes;
+        for (a, b) in exits.iter_mut().zip(r.exits) {
+            *a += b;
+        }
         if verbose {
             let best = r
                 .best_move
@@ -121,5 +154,6 @@ pub fn run_bench(depth: i32, verbose: bool) -> BenchResult {
         nodes,
         nps: (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64,
         elapsed_ms: ms,
+        exits,
     }
 }

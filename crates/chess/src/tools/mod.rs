@@ -59,6 +59,8 @@ pub enum ToolError {
     PerftSuite(#[from] perft::PerftSuiteError),
     #[error(transparent)]
     Pool(#[from] pool::PoolError),
+    #[error(transparent)]
+    Tables(#[from] crate::eval::lazy::TablesError),
 }
 
 /// A whole input file, or an error naming it.
