@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`wilson`] | how often does this prune fail, at worst? (proportions with Wilson bounds) |
 //! | [`histogram`] | what margin covers 98 % of residuals? (streaming, mergeable, persisted bins) |
+//! | [`clustered`] | the same rate when trials come in clusters (resample clusters, not trials) |
 //! | [`paired`] | is the candidate better on the same seeds? (paired screen, bootstrap, t, gate) |
 //! | [`student_t`] | exact t quantiles for the paired bound |
 //! | [`elo`], [`sprt`] | how strong is the engine, and when can a match stop? |
@@ -17,6 +18,7 @@
 //! Every result type is `serde`-serializable: each report is also machine-readable JSON.
 #![forbid(unsafe_code)]
 
+pub mod clustered;
 pub mod describe;
 pub mod elo;
 pub mod figure;
