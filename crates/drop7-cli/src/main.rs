@@ -20,7 +20,7 @@ mod screen;
 /// Drop7 (Hardcore, headless): an engine bit-identical to the drop7-bench reference
 /// simulator, its fair expectimax search, n-tuple learning, paired screens and a seed ledger.
 #[derive(Parser)]
-#[command(name = "drop7", version, about, long_about = None, propagate_version = true)]
+#[command(name = "drop7", version, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -42,6 +42,8 @@ enum Command {
     Play(play::PlayArgs),
     /// Screen arms on identical seeds: paired contrasts with bootstrap and t bounds, gate, verdict.
     Screen(screen::ScreenArgs),
+    /// Join the shards of a screen or a play run (job arrays) into what one process writes.
+    Merge(screen::MergeArgs),
     /// The seed ledger: list leases, reserve blocks for training, validation or screens.
     Lease(screen::LeaseArgs),
     /// Train n-tuple tables by TD(0) with temporal coherence (resumable, validated).
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => mechanics::bench(a),
         Command::Play(a) => play::play(a),
         Command::Screen(a) => screen::screen(a),
+        Command::Merge(a) => screen::merge(a),
         Command::Lease(a) => screen::lease(a),
         Command::Train(a) => learn::train(a),
         Command::Model(a) => learn::model_cmd(a),

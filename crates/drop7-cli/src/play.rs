@@ -7,6 +7,7 @@ use clap::Args;
 use drop7::SeedBlock;
 use drop7::runner::{RunOptions, run_block};
 use drop7::screen::{CohortSummary, MAX_BLOCK_GAMES};
+use drop7::seeds::Shard;
 use ntuple::policy::PolicySpec;
 
 use crate::args::{BlockBar, ModelArg};
@@ -34,6 +35,11 @@ pub struct PlayArgs {
     /// Print the summary as one JSON object instead of a line of text.
     #[arg(long)]
     pub json: bool,
+    /// Play only shard K of N of the block (0 ≤ K < N; contiguous sub-blocks), or `slurm`
+    /// for the job-array task's shard; results go to OUT.shard-K-of-N, joined by
+    /// `drop7 merge play OUT --seeds BLOCK`.
+    #[arg(long)]
+    pub shard: Option<Shard>,
     #[command(flatten)]
     pub model: ModelArg,
 }
@@ -47,16 +53,27 @@ pub fn play(a: PlayArgs) -> anyhow::Result<()> {
     }
     let factory = a.model.factory(&a.policy)?;
     let bar = BlockBar::new(a.quiet);
+    let (block, out) = match a.shard {
+        Some(shard) => (
+            shard.of(a.seeds)?,
+            a.out.as_ref().map(|o| {
+                let mut name = o.as_os_str().to_owned();
+                name.push(format!(".shard-{}", shard.tag()));
+                PathBuf::from(name)
+            }),
+        ),
+        None => (a.seeds, a.out.clone()),
+    };
     let opts = RunOptions {
         threads: a.threads,
-        out: a.out.as_deref(),
+        out: out.as_deref(),
     };
-    let run = run_block(&factory, a.seeds, &opts, &bar)?;
+    let run = run_block(&factory, block, &opts, &bar)?;
     bar.finish();
     if !a.quiet && run.played > 0 {
         eprintln!("{} games in {:.1} s", run.played, run.seconds);
     }
-    let s = CohortSummary::of(&run.arm, a.seeds, &run.records);
+    let s = CohortSummary::of(&run.arm, block, &run.records);
     if a.json {
         return print_line(&serde_json::to_string(&s).expect("a summary serialises"));
     }

@@ -3,11 +3,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::anyhow;
+use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand};
 use drop7::SeedBlock;
 use drop7::lease::{Ledger, Role};
-use drop7::screen::{ScreenPlan, markdown, run_screen};
+use drop7::policy::BuiltinPolicy;
+use drop7::screen::{ScreenOutcome, ScreenPlan, markdown, prepare_screen, run_screen};
+use drop7::seeds::Shard;
 use ntuple::policy::PolicySpec;
 
 use crate::args::{BlockBar, ModelArg};
@@ -46,6 +48,22 @@ pub struct ScreenArgs {
     /// Print report.json instead of the Markdown report.
     #[arg(long)]
     json: bool,
+    /// Play only shard K of N (0 ≤ K < N; contiguous sub-blocks) into OUT/shards/K-of-N/,
+    /// or `slurm` for the job-array task's shard (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN
+    /// of SLURM_ARRAY_TASK_COUNT); `drop7 merge screen OUT` then writes the report.
+    #[arg(long, conflicts_with = "emit_slurm")]
+    shard: Option<Shard>,
+    /// Open the block and record the screen now, then print a Slurm job-array script that
+    /// plays it as N shards (submit it with sbatch; merge with `drop7 merge screen OUT`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    emit_slurm: Option<u32>,
+    /// Time limit per shard for --emit-slurm (HH:MM:SS); default: an estimate from the arms'
+    /// measured decision times, doubled, plus 10 minutes.
+    #[arg(long, value_name = "HH:MM:SS", requires = "emit_slurm")]
+    slurm_time: Option<String>,
+    /// CPUs per shard for --emit-slurm (each shard plays with that many threads).
+    #[arg(long, default_value_t = 2, requires = "emit_slurm")]
+    slurm_cpus: u32,
     #[command(flatten)]
     model: ModelArg,
 }
@@ -83,13 +101,181 @@ pub fn screen(a: ScreenArgs) -> anyhow::Result<()> {
         ledger: &a.ledger,
         force: a.force,
         threads: a.threads,
+        shard: a.shard,
     };
-    let report = run_screen(&plan, &bar)?;
+    if let Some(n) = a.emit_slurm {
+        if a.seeds.count() < n as u64 {
+            bail!(
+                "--emit-slurm {n}: the block {} has fewer seeds than shards",
+                a.seeds
+            );
+        }
+        let lease = prepare_screen(&plan)?;
+        eprintln!(
+            "opened lease `{lease}` and recorded the screen in {}",
+            a.out.display()
+        );
+        return print_text(&slurm_script(&a, n)?);
+    }
+    let report = match run_screen(&plan, &bar)? {
+        ScreenOutcome::Report(r) => r,
+        ScreenOutcome::Shard { shard, block, dir } => {
+            bar.finish();
+            return print_line(&format!(
+                "shard {shard} ({block}) done in {}; merge with `drop7 merge screen {}` when every shard is",
+                dir.display(),
+                a.out.display()
+            ));
+        }
+    };
     bar.finish();
     if a.json {
         print_line(&serde_json::to_string_pretty(&report).expect("a report serialises"))
     } else {
         print_text(&markdown(&report))
+    }
+}
+
+/// Rough single-thread milliseconds per decision (measured on this project's 2-core machine:
+/// README speed tables), for a job array's time limit.
+fn ms_per_decision(p: &PolicySpec) -> f64 {
+    let search = |d: u32| match d {
+        0 | 1 => 0.1,
+        2 => 1.0,
+        3 => 25.0,
+        4 => 550.0,
+        _ => 15_000.0,
+    };
+    match p {
+        PolicySpec::Builtin(BuiltinPolicy::Fair { depth, samples }) => {
+            search(*depth) * (*samples as f64 / 7.0).powi(*depth as i32)
+        }
+        PolicySpec::NTuple {
+            search: Some((d, k)),
+            ..
+        } => 0.5 * search(*d) * (*k as f64 / 7.0).powi(*d as i32),
+        _ => 0.05,
+    }
+}
+
+/// A Slurm job-array script for this screen, one task per shard.
+fn slurm_script(a: &ScreenArgs, n: u32) -> anyhow::Result<String> {
+    let exe = std::env::current_exe()?;
+    let abs = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let games = a.seeds.count().div_ceil(n as u64) as f64;
+    let time = match &a.slurm_time {
+        Some(t) => t.clone(),
+        None => {
+            let ms: f64 = a.arms.iter().map(ms_per_decision).sum();
+            let secs = (games * 130.0 * ms / 1e3 / a.slurm_cpus as f64 * 2.0) as u64 + 600;
+            format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
+        }
+    };
+    let arms: Vec<String> = a.arms.iter().map(|p| p.to_string()).collect();
+    let model = match &a.model.model {
+        Some(m) => format!(" --model '{}'", abs(m).display()),
+        None => String::new(),
+    };
+    let out = abs(&a.out);
+    Ok(format!(
+        "#!/bin/bash
+# drop7 screen of {arms} on {seeds}, as {n} shards ({games:.0} games per arm per shard at most).
+# Submit, then merge when every shard is done:
+#   jid=$(sbatch --parsable THIS_SCRIPT)
+#   sbatch --dependency=afterok:$jid --wrap \"{exe} merge screen '{out}'\"
+# A shard that is killed resumes where it stopped when resubmitted (sbatch --array=K THIS_SCRIPT).
+#SBATCH --job-name=drop7-screen
+#SBATCH --array=0-{last}
+#SBATCH --cpus-per-task={cpus}
+#SBATCH --time={time}
+#SBATCH --output={out}/shards/slurm-%A_%a.log
+set -euo pipefail
+mkdir -p '{out}/shards'
+exec '{exe}' screen --arms '{arms}' --seeds {seeds} --out '{out}' --ledger '{ledger}'{model} \\
+  --threads \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\" --shard slurm --quiet
+",
+        arms = arms.join(","),
+        seeds = a.seeds,
+        exe = exe.display(),
+        out = out.display(),
+        ledger = abs(&a.ledger).display(),
+        last = n - 1,
+        cpus = a.slurm_cpus,
+    ))
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    #[command(subcommand)]
+    what: MergeWhat,
+}
+
+#[derive(Subcommand)]
+enum MergeWhat {
+    /// Join the shards of a screen (OUT/shards/K-of-N/) into the games files, report and
+    /// figures one process would have written.
+    Screen {
+        /// The screen's output directory.
+        out: PathBuf,
+        /// Print report.json instead of the Markdown report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Join `FILE.shard-K-of-N` files of `drop7 play --shard` into FILE (seed order).
+    Play {
+        /// The results file the shards were written for.
+        file: PathBuf,
+        /// The whole seed block the shards split.
+        #[arg(long)]
+        seeds: SeedBlock,
+    },
+}
+
+pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
+    match a.what {
+        MergeWhat::Screen { out, json } => {
+            let report = drop7::screen::merge_screen(&out)?;
+            if json {
+                print_line(&serde_json::to_string_pretty(&report).expect("a report serialises"))
+            } else {
+                print_text(&markdown(&report))
+            }
+        }
+        MergeWhat::Play { file, seeds } => {
+            let dir = file
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let stem = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let prefix = format!("{stem}.shard-");
+            let mut parts = Vec::new();
+            for e in std::fs::read_dir(dir)?.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(tag) = name.strip_prefix(&prefix) {
+                    let shard = tag
+                        .split_once("-of-")
+                        .and_then(|(k, n)| format!("{k}/{n}").parse::<Shard>().ok())
+                        .ok_or_else(|| anyhow!("{name}: not a shard file (FILE.shard-K-of-N)"))?;
+                    parts.push((shard, e.path()));
+                }
+            }
+            let records = drop7::runner::merge_shards(seeds, &parts)
+                .map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            let text: String = records
+                .iter()
+                .map(|r| serde_json::to_string(r).expect("record") + "\n")
+                .collect();
+            evidence::atomic_write(&file, text.as_bytes())?;
+            print_line(&format!(
+                "merged {} shards into {} ({} games)",
+                parts.len(),
+                file.display(),
+                records.len()
+            ))
+        }
     }
 }
 

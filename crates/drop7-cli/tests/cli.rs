@@ -491,3 +491,120 @@ fn output_errors_closed_pipes_and_hostile_bytes() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// Three shard processes at once, then `merge screen`: the games files (but wall times),
+/// report.md and figure equal the single-process screen's; a shard cut short is refused
+/// until it is resumed; `merge play` joins `play --shard` files the same way.
+#[test]
+fn shards_as_processes_merge_to_the_single_process_screen() {
+    let tmp = tmpdir("shards");
+    let d = tmp.path();
+    let ledger = d.join("leases.json");
+    let screen = |out: &str, extra: &[&str]| {
+        let mut a: Vec<String> = [
+            "screen",
+            "--arms",
+            "leftmost,fair-d1s7",
+            "--seeds",
+            "0x6000:10",
+            "--quiet",
+            "--threads",
+            "1",
+            "--force",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(["--out".into(), d.join(out).display().to_string()]);
+        a.extend(["--ledger".into(), ledger.display().to_string()]);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let out = drop7(
+        &screen("one", &[])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let children: Vec<_> = (0..3)
+        .map(|k| {
+            Command::new(env!("CARGO_BIN_EXE_drop7"))
+                .args(screen("many", &["--shard", &format!("{k}/3")]))
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    // kill one shard's work: the merge refuses, a re-run of the shard resumes it
+    let g = d.join("many/shards/2-of-3/games-fair-d1s7.jsonl");
+    let kept: String = lines_of(&g)[..2].iter().map(|l| l.clone() + "\n").collect();
+    std::fs::write(&g, kept).unwrap();
+    let m = drop7(&["merge", "screen", d.join("many").to_str().unwrap()]);
+    assert_eq!(m.status.code(), Some(2));
+    assert!(text(&m.stderr).contains("resume it"), "{}", text(&m.stderr));
+    let a = screen("many", &["--shard", "2/3"]);
+    assert!(
+        drop7(&a.iter().map(String::as_str).collect::<Vec<_>>())
+            .status
+            .success()
+    );
+    let m = drop7(&["merge", "screen", d.join("many").to_str().unwrap()]);
+    assert!(m.status.success(), "{}", text(&m.stderr));
+    let strip = |p: &Path| {
+        lines_of(p)
+            .iter()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("wallSeconds");
+                v
+            })
+            .collect::<Vec<_>>()
+    };
+    for f in ["games-leftmost.jsonl", "games-fair-d1s7.jsonl"] {
+        assert_eq!(
+            strip(&d.join("one").join(f)),
+            strip(&d.join("many").join(f)),
+            "{f}"
+        );
+    }
+    for f in ["report.md", "paired-fair-d1s7-vs-leftmost.svg"] {
+        assert_eq!(
+            std::fs::read(d.join("one").join(f)).unwrap(),
+            std::fs::read(d.join("many").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // play shards
+    let p = d.join("p.jsonl");
+    for k in 0..2 {
+        let o = drop7(&[
+            "play",
+            "--policy",
+            "center",
+            "--seeds",
+            "0x10:7",
+            "--quiet",
+            "--shard",
+            &format!("{k}/2"),
+            "--out",
+            p.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let o = drop7(&["merge", "play", p.to_str().unwrap(), "--seeds", "0x10:7"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let seeds: Vec<u64> = lines_of(&p)
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["seed"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seeds, (0x10..0x17).collect::<Vec<u64>>());
+}

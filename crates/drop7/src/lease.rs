@@ -228,9 +228,25 @@ impl Ledger {
             .map_err(io(&lock_path))?;
         lock.lock().map_err(io(&lock_path))?;
         let mut ledger = Self::load(path)?;
+        let before = ledger.clone();
         let out = change(&mut ledger)?;
-        ledger.save(path)?;
+        if ledger != before {
+            ledger.save(path)?;
+        }
         Ok(out)
+    }
+
+    /// The id of the exact `role` lease on `block` that `opener` opened, if there is one: a
+    /// resumed run (or a shard of a job array whose submission opened the block) needs no
+    /// write, so it needs no lock.
+    pub fn opened_by(&self, role: Role, block: SeedBlock, opener: &str) -> Option<String> {
+        self.leases.iter().zip(&self.blocks).find_map(|(l, b)| {
+            (l.role == role
+                && *b == block
+                && l.state == LeaseState::Opened
+                && l.opened_by.as_deref() == Some(opener))
+            .then(|| l.id.clone())
+        })
     }
 
     fn overlapping(&self, block: SeedBlock) -> impl Iterator<Item = (usize, &Lease, SeedBlock)> {

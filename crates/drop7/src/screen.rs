@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::lease::{LeaseError, Ledger, Role, opener_name, unix_now};
 use crate::policy::PolicyFactory;
-use crate::runner::{GameRecord, RunError, RunObserver, RunOptions, run_block};
-use crate::seeds::SeedBlock;
+use crate::runner::{GameRecord, RunError, RunObserver, RunOptions, load_records, run_block};
+use crate::seeds::{SeedBlock, Shard, ShardError};
 
 /// The report format tag (v2: arms are `evidence::ArmSummary` fields plus game statistics;
 /// the arm's name is `name`, was `policy` in v1).
@@ -103,6 +103,10 @@ pub enum ScreenError {
         wanted_seeds: String,
     },
     #[error(transparent)]
+    Shard(#[from] ShardError),
+    #[error("{}: {message}", dir.display())]
+    Merge { dir: PathBuf, message: String },
+    #[error(transparent)]
     Lease(#[from] LeaseError),
     #[error(transparent)]
     Run(#[from] RunError),
@@ -128,6 +132,20 @@ pub struct ScreenPlan<'a> {
     /// Open the block although another screen read it, or reuse a directory of another screen.
     pub force: bool,
     pub threads: usize,
+    /// Play only this shard's part of the block, into `out/shards/K-of-N/`; `merge_screen`
+    /// joins the shards into the report.
+    pub shard: Option<Shard>,
+}
+
+/// What a screen run produced: the report, or one shard's games.
+#[derive(Debug, Clone)]
+pub enum ScreenOutcome {
+    Report(ScreenReport),
+    Shard {
+        shard: Shard,
+        block: SeedBlock,
+        dir: PathBuf,
+    },
 }
 
 /// What `screen.json` in the output directory records, so a resumed run is the same screen.
@@ -137,6 +155,11 @@ struct Manifest {
     format: String,
     seeds: SeedBlock,
     arms: Vec<String>,
+    /// (candidate, reference) arm indices.
+    #[serde(default)]
+    contrasts: Vec<(usize, usize)>,
+    #[serde(default)]
+    lease: String,
 }
 
 /// The whole report.
@@ -163,11 +186,55 @@ pub fn file_stem(name: &str) -> String {
         .collect()
 }
 
+/// Check the plan, open the block in the ledger and record the screen in `out/screen.json`,
+/// playing nothing: what a job array's submission does once, so its shards only read the
+/// ledger. Returns the lease id.
+pub fn prepare_screen(plan: &ScreenPlan<'_>) -> Result<String, ScreenError> {
+    prepare(plan).map(|(lease, ..)| lease)
+}
+
 /// Check the plan, open the block, play every arm (resumable), compare, write the report.
 pub fn run_screen(
     plan: &ScreenPlan<'_>,
     observer: &dyn RunObserver,
-) -> Result<ScreenReport, ScreenError> {
+) -> Result<ScreenOutcome, ScreenError> {
+    let (lease, names, contrasts, part) = prepare(plan)?;
+    // Play (this shard's part only, into its own directory).
+    let dir = match plan.shard {
+        Some(shard) => plan.out.join("shards").join(shard.tag()),
+        None => plan.out.to_owned(),
+    };
+    let mut records: Vec<Vec<GameRecord>> = Vec::new();
+    for (name, factory) in names.iter().zip(&plan.arms) {
+        let path = dir.join(games_file(name));
+        let run = run_block(
+            factory,
+            part,
+            &RunOptions {
+                threads: plan.threads,
+                out: Some(&path),
+            },
+            observer,
+        )?;
+        // in seed order, so a merged set of shards writes the very same file
+        write_records(&path, &run.records)?;
+        records.push(run.records);
+    }
+    if let Some(shard) = plan.shard {
+        return Ok(ScreenOutcome::Shard {
+            shard,
+            block: part,
+            dir,
+        });
+    }
+    write_report(plan.out, plan.block, lease, &names, &contrasts, &records)
+        .map(ScreenOutcome::Report)
+}
+
+/// The lease, arm names, contrasts and the block part this run plays.
+type Prepared = (String, Vec<String>, Vec<(usize, usize)>, SeedBlock);
+
+fn prepare(plan: &ScreenPlan<'_>) -> Result<Prepared, ScreenError> {
     // 1. Everything cheap first: nothing below may burn the block.
     let names: Vec<String> = plan.arms.iter().map(|f| f().name().to_owned()).collect();
     if names.len() < 2 {
@@ -195,16 +262,22 @@ pub fn run_screen(
             count: plan.block.count(),
         });
     }
+    let part = match plan.shard {
+        Some(shard) => shard.of(plan.block)?,
+        None => plan.block,
+    };
     let io = |p: &Path| {
         let p = p.to_owned();
         move |source| ScreenError::Io { path: p, source }
     };
     std::fs::create_dir_all(plan.out).map_err(io(plan.out))?;
     let manifest_path = plan.out.join("screen.json");
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         format: REPORT_FORMAT.into(),
         seeds: plan.block,
         arms: names.clone(),
+        contrasts: contrasts.clone(),
+        lease: String::new(),
     };
     if let Ok(text) = std::fs::read_to_string(&manifest_path)
         && let Ok(found) = serde_json::from_str::<Manifest>(&text)
@@ -220,38 +293,146 @@ pub fn run_screen(
         });
     }
 
-    // 2. Open the block (under the ledger's lock), then record what this directory holds.
+    // 2. Open the block (under the ledger's lock; a resumed run or a shard whose block was
+    //    opened at submission only reads the ledger), then record what this directory holds.
     let opener = opener_name(plan.out, plan.ledger);
-    let lease = Ledger::update(plan.ledger, |l| {
-        l.open(Role::Screen, plan.block, &opener, plan.force, unix_now())
-    })?;
+    let lease = match Ledger::load(plan.ledger)?.opened_by(Role::Screen, plan.block, &opener) {
+        Some(id) => id,
+        None => Ledger::update(plan.ledger, |l| {
+            l.open(Role::Screen, plan.block, &opener, plan.force, unix_now())
+        })?,
+    };
+    manifest.lease = lease.clone();
     let text = serde_json::to_string_pretty(&manifest).expect("manifest") + "\n";
     evidence::atomic_write(&manifest_path, text.as_bytes())?;
 
-    // 3. Play.
-    let mut records: Vec<Vec<GameRecord>> = Vec::new();
-    for (name, factory) in names.iter().zip(&plan.arms) {
-        let path = plan.out.join(format!("games-{}.jsonl", file_stem(name)));
-        let run = run_block(
-            factory,
-            plan.block,
-            &RunOptions {
-                threads: plan.threads,
-                out: Some(&path),
-            },
-            observer,
-        )?;
-        records.push(run.records);
-    }
+    Ok((lease, names, contrasts, part))
+}
 
-    // 4. Compare and write.
+/// An arm's games file name.
+fn games_file(arm: &str) -> String {
+    format!("games-{}.jsonl", file_stem(arm))
+}
+
+/// Rewrite a results file with `records` (seed order), atomically.
+fn write_records(path: &Path, records: &[GameRecord]) -> Result<(), ScreenError> {
+    let text: String = records
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("a record serialises") + "\n")
+        .collect();
+    evidence::atomic_write(path, text.as_bytes())?;
+    Ok(())
+}
+
+/// Join the shards of a sharded screen in `out` into the games files, report and figures a
+/// single process would have written. Refuses a directory without a screen, shards of
+/// different counts, missing or unknown shards, a shard with games missing (resume it) or
+/// games that are not its own (another block, policy or model).
+pub fn merge_screen(out: &Path) -> Result<ScreenReport, ScreenError> {
+    let fail = |message: String| ScreenError::Merge {
+        dir: out.to_owned(),
+        message,
+    };
+    let text = std::fs::read_to_string(out.join("screen.json"))
+        .map_err(|_| fail("no screen.json: not a screen directory".into()))?;
+    let m: Manifest = serde_json::from_str(&text).map_err(|e| fail(format!("screen.json: {e}")))?;
+    let shards_dir = out.join("shards");
+    let mut found: Vec<(Shard, PathBuf)> = Vec::new();
+    let entries = std::fs::read_dir(&shards_dir)
+        .map_err(|_| fail("no shards/ directory: nothing to merge".into()))?;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let shard = name
+            .split_once("-of-")
+            .and_then(|(k, n)| format!("{k}/{n}").parse::<Shard>().ok())
+            .filter(|s| s.tag() == name)
+            .ok_or_else(|| fail(format!("shards/{name} is not a shard directory (K-of-N)")))?;
+        found.push((shard, e.path()));
+    }
+    found.sort_by_key(|(s, _)| (s.count, s.index));
+    let Some(&(first, _)) = found.first() else {
+        return Err(fail("shards/ is empty: nothing to merge".into()));
+    };
+    let n = first.count;
+    if let Some((other, _)) = found.iter().find(|(s, _)| s.count != n) {
+        return Err(fail(format!(
+            "shards of different counts: {} and {}",
+            first.tag(),
+            other.tag()
+        )));
+    }
+    let missing: Vec<String> = (0..n)
+        .filter(|k| !found.iter().any(|(s, _)| s.index == *k))
+        .map(|k| Shard { index: k, count: n }.tag())
+        .collect();
+    if !missing.is_empty() {
+        return Err(fail(format!("missing shards: {}", missing.join(", "))));
+    }
+    let mut records: Vec<Vec<GameRecord>> = Vec::new();
+    for arm in &m.arms {
+        let mut all = Vec::new();
+        for (shard, dir) in &found {
+            let part = shard.of(m.seeds)?;
+            let path = dir.join(games_file(arm));
+            let mut got = load_records(&path, arm)?;
+            if let Some(seed) = got.keys().find(|s| part.index_of(**s).is_none()) {
+                return Err(fail(format!(
+                    "{}: seed {seed:#010x} is not in shard {} ({part}): a foreign shard",
+                    path.display(),
+                    shard.tag()
+                )));
+            }
+            if (got.len() as u64) < part.count() {
+                return Err(fail(format!(
+                    "shard {} has {} of {} games of `{arm}`; resume it before merging",
+                    shard.tag(),
+                    got.len(),
+                    part.count()
+                )));
+            }
+            all.extend(part.seeds().filter_map(|s| got.remove(&s)));
+        }
+        for (_, dir) in &found {
+            for e in std::fs::read_dir(dir)
+                .map_err(|e| fail(e.to_string()))?
+                .flatten()
+            {
+                let f = e.file_name().to_string_lossy().into_owned();
+                if f.starts_with("games-") && !m.arms.iter().any(|a| games_file(a) == f) {
+                    return Err(fail(format!(
+                        "{}: games of an arm this screen does not have (a foreign shard)",
+                        e.path().display()
+                    )));
+                }
+            }
+        }
+        write_records(&out.join(games_file(arm)), &all)?;
+        records.push(all);
+    }
+    let contrasts = if m.contrasts.is_empty() {
+        (1..m.arms.len()).map(|i| (i, 0)).collect()
+    } else {
+        m.contrasts.clone()
+    };
+    write_report(out, m.seeds, m.lease.clone(), &m.arms, &contrasts, &records)
+}
+
+/// Compare and write: the contrasts, figures, report.md and report.json.
+fn write_report(
+    out: &Path,
+    block: SeedBlock,
+    lease: String,
+    names: &[String],
+    contrasts: &[(usize, usize)],
+    records: &[Vec<GameRecord>],
+) -> Result<ScreenReport, ScreenError> {
     let summaries: Vec<CohortSummary> = names
         .iter()
-        .zip(&records)
-        .map(|(n, r)| CohortSummary::of(n, plan.block, r))
+        .zip(records)
+        .map(|(n, r)| CohortSummary::of(n, block, r))
         .collect();
     let mut results = Vec::new();
-    for &(c, r) in &contrasts {
+    for &(c, r) in contrasts {
         let (cs, rs) = (scores(&records[c]), scores(&records[r]));
         let s = paired_screen(
             &Arm {
@@ -267,8 +448,8 @@ pub fn run_screen(
             BootstrapConfig::default(),
         )?;
         let deltas: Vec<f64> = cs.iter().zip(&rs).map(|(x, y)| x - y).collect();
-        let svg = paired_figure(plan.block, &deltas, &s);
-        let path = plan.out.join(format!(
+        let svg = paired_figure(block, &deltas, &s);
+        let path = out.join(format!(
             "paired-{}-vs-{}.svg",
             file_stem(&names[c]),
             file_stem(&names[r])
@@ -278,14 +459,14 @@ pub fn run_screen(
     }
     let report = ScreenReport {
         format: REPORT_FORMAT,
-        seeds: plan.block,
+        seeds: block,
         lease,
         arms: summaries,
         contrasts: results,
     };
-    evidence::atomic_write(&plan.out.join("report.md"), markdown(&report).as_bytes())?;
+    evidence::atomic_write(&out.join("report.md"), markdown(&report).as_bytes())?;
     let json = serde_json::to_string_pretty(&report).expect("report") + "\n";
-    evidence::atomic_write(&plan.out.join("report.json"), json.as_bytes())?;
+    evidence::atomic_write(&out.join("report.json"), json.as_bytes())?;
     Ok(report)
 }
 
@@ -462,6 +643,7 @@ mod tests {
             ledger: &ledger,
             force,
             threads: 2,
+            shard: None,
         };
         // refused before the ledger is touched
         for (arms, seeds, want) in [
@@ -478,7 +660,11 @@ mod tests {
             assert!(e.to_string().contains(want), "{e}");
             assert!(!ledger.exists(), "{want}: the ledger was written");
         }
-        let r = run_screen(&plan(&["leftmost", "center"], "0x10:6", false), &Silent).unwrap();
+        let ScreenOutcome::Report(r) =
+            run_screen(&plan(&["leftmost", "center"], "0x10:6", false), &Silent).unwrap()
+        else {
+            panic!("a whole screen reports")
+        };
         assert_eq!(r.lease, "screen-0x00000010-6");
         assert_eq!(r.arms[1].scores.name, "center");
         assert_eq!(r.contrasts[0].candidate.name, "center");
@@ -509,6 +695,78 @@ mod tests {
         };
         let e = run_screen(&p2, &Silent).unwrap_err();
         assert!(e.to_string().contains("already opened"), "{e}");
+    }
+
+    /// Three shards, then a merge: the same games files (but wall times), the same report.md,
+    /// report.json (but wall times) and figure as one process; incomplete and foreign shards
+    /// are refused.
+    #[test]
+    fn shards_merge_into_the_single_process_screen() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("leases.json");
+        let plan = |out: &'static str, shard: Option<Shard>, seeds: &str| ScreenPlan {
+            arms: vec![arm("leftmost"), arm("fair-d1s7")],
+            contrasts: vec![],
+            block: seeds.parse().unwrap(),
+            out: Box::leak(dir.path().join(out).into_boxed_path()),
+            ledger: Box::leak(ledger.clone().into_boxed_path()),
+            force: true,
+            threads: 1,
+            shard,
+        };
+        run_screen(&plan("one", None, "0x40:11"), &Silent).unwrap();
+        let shard = |k| Some(Shard { index: k, count: 3 });
+        for k in [0, 2] {
+            run_screen(&plan("many", shard(k), "0x40:11"), &Silent).unwrap();
+        }
+        let many = dir.path().join("many");
+        let e = merge_screen(&many).unwrap_err().to_string();
+        assert!(e.contains("missing shards: 1-of-3"), "{e}");
+        run_screen(&plan("many", shard(1), "0x40:11"), &Silent).unwrap();
+        // a shard with a game missing is refused, naming it
+        let g = many.join("shards/1-of-3/games-leftmost.jsonl");
+        let full = std::fs::read_to_string(&g).unwrap();
+        let short: String = full.lines().skip(1).map(|l| l.to_string() + "\n").collect();
+        std::fs::write(&g, &short).unwrap();
+        let e = merge_screen(&many).unwrap_err().to_string();
+        assert!(
+            e.contains("shard 1-of-3 has 3 of 4 games of `leftmost`"),
+            "{e}"
+        );
+        std::fs::write(&g, &full).unwrap();
+        merge_screen(&many).unwrap();
+        let one = dir.path().join("one");
+        let no_wall = |p: &Path| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    v.as_object_mut().unwrap().remove("wallSeconds");
+                    v
+                })
+                .collect::<Vec<_>>()
+        };
+        for f in ["games-leftmost.jsonl", "games-fair-d1s7.jsonl"] {
+            assert_eq!(no_wall(&one.join(f)), no_wall(&many.join(f)), "{f}");
+        }
+        for f in ["report.md", "paired-fair-d1s7-vs-leftmost.svg"] {
+            assert_eq!(
+                std::fs::read(one.join(f)).unwrap(),
+                std::fs::read(many.join(f)).unwrap(),
+                "{f}"
+            );
+        }
+        // a shard from another block is foreign
+        let other = dir.path().join("other");
+        run_screen(&plan("other", shard(1), "0x80:11"), &Silent).unwrap();
+        std::fs::copy(
+            other.join("shards/1-of-3/games-leftmost.jsonl"),
+            many.join("shards/1-of-3/games-leftmost.jsonl"),
+        )
+        .unwrap();
+        let e = merge_screen(&many).unwrap_err().to_string();
+        assert!(e.contains("foreign shard"), "{e}");
     }
 
     #[test]

@@ -148,6 +148,99 @@ impl TryFrom<String> for SeedBlock {
     }
 }
 
+/// Shard `index` of `count` (0-based, `K/N` on the command line): the K-th of N contiguous
+/// sub-blocks of a block, for job arrays. Contiguous rather than interleaved, so a shard is
+/// itself a block (one results file, one range) and the shards in order are the block in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+/// A shard that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("bad shard `{0}`: expected K/N with 0 ≤ K < N, e.g. 2/4 (or `slurm`)")]
+    Syntax(String),
+    #[error(
+        "`--shard slurm` needs SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT in the environment (run it inside a job array)"
+    )]
+    NoSlurm,
+    #[error("block {block} has {count} seeds, fewer than the {shards} shards")]
+    TooMany {
+        block: String,
+        count: u64,
+        shards: u32,
+    },
+}
+
+impl Shard {
+    /// The array task's shard: `SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN` of
+    /// `SLURM_ARRAY_TASK_COUNT` (an array may be numbered from 1).
+    pub fn from_slurm_env() -> Result<Self, ShardError> {
+        let var = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+        };
+        let (Some(id), Some(count)) = (var("SLURM_ARRAY_TASK_ID"), var("SLURM_ARRAY_TASK_COUNT"))
+        else {
+            return Err(ShardError::NoSlurm);
+        };
+        let min = var("SLURM_ARRAY_TASK_MIN").unwrap_or(0);
+        let index = id.checked_sub(min).ok_or(ShardError::NoSlurm)?;
+        if index >= count {
+            return Err(ShardError::NoSlurm);
+        }
+        Ok(Self { index, count })
+    }
+
+    /// This shard's contiguous part of `block` (seeds ⌊K·n/N⌋ ..< ⌊(K+1)·n/N⌋).
+    pub fn of(&self, block: SeedBlock) -> Result<SeedBlock, ShardError> {
+        let n = block.count();
+        if n < self.count as u64 {
+            return Err(ShardError::TooMany {
+                block: block.to_string(),
+                count: n,
+                shards: self.count,
+            });
+        }
+        let cut = |k: u64| (k as u128 * n as u128 / self.count as u128) as u64;
+        let (a, b) = (cut(self.index as u64), cut(self.index as u64 + 1));
+        Ok(SeedBlock::new((block.start() as u64 + a) as u32, b - a).expect("inside the block"))
+    }
+
+    /// `K-of-N`, for directory and file names.
+    pub fn tag(&self) -> String {
+        format!("{}-of-{}", self.index, self.count)
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = ShardError;
+    fn from_str(s: &str) -> Result<Self, ShardError> {
+        if s == "slurm" {
+            return Self::from_slurm_env();
+        }
+        let bad = || ShardError::Syntax(s.to_owned());
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (u32, u32) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Self { index, count })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,7 +288,46 @@ mod tests {
         assert!(serde_json::from_str::<SeedBlock>("\"1:0\"").is_err());
     }
 
+    #[test]
+    fn shards_tile_the_block() {
+        let b: SeedBlock = "0x100:10".parse().unwrap();
+        let parts: Vec<SeedBlock> = (0..3)
+            .map(|k| Shard { index: k, count: 3 }.of(b).unwrap())
+            .collect();
+        assert_eq!(
+            parts.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+            ["0x00000100:3", "0x00000103:3", "0x00000106:4"]
+        );
+        assert_eq!(
+            "2/3".parse::<Shard>().unwrap(),
+            Shard { index: 2, count: 3 }
+        );
+        for bad in ["3/3", "1/0", "x/2", "1", "-1/2"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        assert!(
+            Shard {
+                index: 0,
+                count: 11
+            }
+            .of(b)
+            .is_err()
+        );
+    }
+
     proptest! {
+        /// The shards of any block are disjoint, in order, and cover it exactly.
+        #[test]
+        fn shards_partition(start in 0u32..1000, n in 1u64..5000, count in 1u32..40) {
+            let b = SeedBlock::new(start, n).unwrap();
+            if n >= count as u64 {
+                let seeds: Vec<u32> = (0..count)
+                    .flat_map(|k| Shard { index: k, count }.of(b).unwrap().seeds().collect::<Vec<_>>())
+                    .collect();
+                prop_assert_eq!(seeds, b.seeds().collect::<Vec<_>>());
+            }
+        }
+
         /// Overlap is exactly "some seed is in both", tested on small blocks by enumeration.
         #[test]
         fn overlap_is_set_intersection(a in 0u32..200, n in 1u64..50, b in 0u32..200, m in 1u64..50) {
