@@ -39,7 +39,7 @@ impl Default for ClusterBootstrapConfig {
     fn default() -> Self {
         Self {
             resamples: 2000,
-            seed: 0xC1A5_7E4,
+            seed: 0x0C1A_57E4,
             level: 0.95,
         }
     }
