@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, bail};
+use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand};
 use drop7::SeedBlock;
 use drop7::lease::{Ledger, Role};
@@ -111,6 +111,9 @@ pub fn screen(a: ScreenArgs) -> anyhow::Result<()> {
             );
         }
         let lease = prepare_screen(&plan)?;
+        // Slurm opens the tasks' log files there before the first task starts
+        let shards = a.out.join("shards");
+        std::fs::create_dir_all(&shards).with_context(|| shards.display().to_string())?;
         eprintln!(
             "opened lease `{lease}` and recorded the screen in {}",
             a.out.display()

@@ -341,6 +341,10 @@ pub fn merge_screen(out: &Path) -> Result<ScreenReport, ScreenError> {
     let entries = std::fs::read_dir(&shards_dir)
         .map_err(|_| fail("no shards/ directory: nothing to merge".into()))?;
     for e in entries.flatten() {
+        // files beside the shard directories (a scheduler's logs) are not shards
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
         let name = e.file_name().to_string_lossy().into_owned();
         let shard = name
             .split_once("-of-")
