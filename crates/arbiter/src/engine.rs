@@ -1,9 +1,14 @@
 //! A UCI engine as a child process: lines in, lines out, every wait bounded.
+//!
+//! The engine's output is read as bytes: invalid UTF-8 is decoded lossily and a line longer
+//! than [`MAX_LINE`] bytes is cut there (the rest of it dropped), so a misbehaving engine can
+//! neither end the game by a stray byte nor make the arbiter hold an unbounded line.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -37,26 +42,65 @@ pub enum EngineSpecError {
     UnknownField(String),
     #[error("an engine needs cmd=PATH")]
     MissingCmd,
+    #[error("`{0}=` is empty; give a value")]
+    Empty(&'static str),
+    #[error("`{0}` holds a control character (a line break would split the UCI command)")]
+    ControlCharacter(String),
+}
+
+/// A name, command or option must not be empty; a name or option must not hold control
+/// characters (a line break would split the UCI command or a PGN tag).
+fn check_value(word: &str, key: &'static str, value: &str) -> Result<(), EngineSpecError> {
+    if value.is_empty() && key != "option value" {
+        return Err(EngineSpecError::Empty(key));
+    }
+    if key != "cmd" && value.chars().any(char::is_control) {
+        return Err(EngineSpecError::ControlCharacter(word.to_owned()));
+    }
+    Ok(())
 }
 
 impl std::str::FromStr for EngineField {
     type Err = EngineSpecError;
 
-    /// `name=A`, `cmd=PATH`, `arg=ARG` or `option.NAME=VALUE`.
+    /// `name=A`, `cmd=PATH`, `arg=ARG` or `option.NAME=VALUE`. Names, commands and option
+    /// names may not be empty; names and options may not hold control characters.
     fn from_str(w: &str) -> Result<Self, Self::Err> {
         let (k, v) = w
             .split_once('=')
             .ok_or_else(|| EngineSpecError::NotKeyValue(w.to_owned()))?;
         let v = v.to_owned();
         Ok(match k {
-            "name" => EngineField::Name(v),
-            "cmd" => EngineField::Cmd(v),
+            "name" => {
+                check_value(w, "name", &v)?;
+                EngineField::Name(v)
+            }
+            "cmd" => {
+                check_value(w, "cmd", &v)?;
+                EngineField::Cmd(v)
+            }
             "arg" => EngineField::Arg(v),
             _ => match k.strip_prefix("option.") {
-                Some(o) if !o.is_empty() => EngineField::Option(o.to_owned(), v),
+                Some(o) if !o.is_empty() => {
+                    check_value(w, "option", o)?;
+                    check_value(w, "option value", &v)?;
+                    EngineField::Option(o.to_owned(), v)
+                }
                 _ => return Err(EngineSpecError::UnknownField(w.to_owned())),
             },
         })
+    }
+}
+
+impl std::fmt::Display for EngineField {
+    /// The `key=value` word this field parses from.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineField::Name(v) => write!(f, "name={v}"),
+            EngineField::Cmd(v) => write!(f, "cmd={v}"),
+            EngineField::Arg(v) => write!(f, "arg={v}"),
+            EngineField::Option(k, v) => write!(f, "option.{k}={v}"),
+        }
     }
 }
 
@@ -103,14 +147,64 @@ impl EngineSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
     /// No answer in time.
-    #[error("no answer in time ({0})")]
-    Timeout(String),
+    #[error("no answer within {:.1} s (waiting for {waiting_for})", *ms as f64 / 1000.0)]
+    Timeout { waiting_for: String, ms: u64 },
     /// The process closed its output (crashed or quit).
-    #[error("engine exited ({0})")]
+    #[error("the engine exited ({0})")]
     Exited(String),
-    /// Could not start or write.
-    #[error("{0}")]
-    Io(String),
+    /// The process could not be started: never the engine's fault in a game, always the
+    /// set-up's (a missing or non-executable file, too many processes).
+    #[error("cannot start `{cmd}`: {reason}")]
+    Spawn { cmd: String, reason: String },
+    /// The stderr log file could not be created.
+    #[error("cannot create the engine log {path}: {reason}")]
+    Log { path: String, reason: String },
+}
+
+/// The longest engine output line kept, in bytes (the rest of a longer line is dropped).
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// Where an engine's stderr goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Stderr<'a> {
+    /// Discarded.
+    Null,
+    /// To this file (created or truncated).
+    File(&'a Path),
+    /// Kept in memory (its last lines, bounded), for [`Engine::stderr_tail`].
+    Capture,
+}
+
+/// Read `r` line by line as bytes: lossy UTF-8, lines cut at [`MAX_LINE`]; `f` gets each line
+/// and returns false to stop.
+fn read_lines(r: impl Read, mut f: impl FnMut(String) -> bool) {
+    let mut r = BufReader::new(r);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match (&mut r).take(MAX_LINE as u64).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if buf.last() != Some(&b'\n') && buf.len() == MAX_LINE {
+            // Drop the rest of an over-long line.
+            let mut skip = Vec::new();
+            loop {
+                skip.clear();
+                match (&mut r).take(MAX_LINE as u64).read_until(b'\n', &mut skip) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if skip.last() == Some(&b'\n') => break,
+                    Ok(_) => {}
+                }
+            }
+        }
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        if !f(String::from_utf8_lossy(&buf).into_owned()) {
+            return;
+        }
+    }
 }
 
 /// A running engine. Dropping it kills the process.
@@ -119,48 +213,74 @@ pub struct Engine {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
+    /// With [`Stderr::Capture`]: the last stderr lines, and whether stderr has closed.
+    stderr_tail: Option<Arc<Mutex<StderrTail>>>,
 }
 
+/// The last few stderr lines of an engine, and whether its stderr has closed.
+type StderrTail = (Vec<String>, bool);
+
 impl Engine {
-    /// Start the process and do the `uci` / `setoption` / `isready` handshake. The engine's
-    /// stderr goes to `stderr_log` (created or truncated) when given, else nowhere.
+    /// Start the process and do the `uci` / `setoption` / `isready` handshake, each answer
+    /// awaited at most `handshake_timeout`.
     pub fn start(
         spec: &EngineSpec,
         handshake_timeout: Duration,
-        stderr_log: Option<&Path>,
+        stderr: Stderr<'_>,
     ) -> Result<Self, EngineError> {
-        let stderr = match stderr_log {
-            None => Stdio::null(),
-            Some(p) => std::fs::File::create(p).map(Stdio::from).map_err(|e| {
-                EngineError::Io(format!("cannot create log file {}: {e}", p.display()))
-            })?,
+        let stderr_to = match stderr {
+            Stderr::Null => Stdio::null(),
+            Stderr::Capture => Stdio::piped(),
+            Stderr::File(p) => {
+                std::fs::File::create(p)
+                    .map(Stdio::from)
+                    .map_err(|e| EngineError::Log {
+                        path: p.display().to_string(),
+                        reason: e.to_string(),
+                    })?
+            }
         };
         let mut child = Command::new(&spec.cmd)
             .args(&spec.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(stderr)
+            .stderr(stderr_to)
             .spawn()
-            .map_err(|e| EngineError::Io(format!("cannot start `{}`: {e}", spec.cmd)))?;
+            .map_err(|e| EngineError::Spawn {
+                cmd: spec.cmd.clone(),
+                reason: e.to_string(),
+            })?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
+        std::thread::spawn(move || read_lines(stdout, |line| tx.send(line).is_ok()));
+        let stderr_tail = child.stderr.take().map(|err| {
+            let tail = Arc::new(Mutex::new((Vec::new(), false)));
+            let keep = Arc::clone(&tail);
+            std::thread::spawn(move || {
+                read_lines(err, |line| {
+                    let mut t = keep.lock().unwrap_or_else(|p| p.into_inner());
+                    if !line.trim().is_empty() {
+                        if t.0.len() == 3 {
+                            t.0.remove(0);
+                        }
+                        t.0.push(line.chars().take(300).collect());
+                    }
+                    true
+                });
+                keep.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+            });
+            tail
         });
         let mut e = Engine {
             spec: spec.clone(),
             child,
             stdin,
             lines: rx,
+            stderr_tail,
         };
         e.send("uci")?;
-        e.wait_for(|l| l == "uciok", handshake_timeout)?;
+        e.wait_for(|l| l == "uciok", "uciok", handshake_timeout)?;
         for (k, v) in &spec.options {
             e.send(&format!("setoption name {k} value {v}"))?;
         }
@@ -168,16 +288,64 @@ impl Engine {
         Ok(e)
     }
 
+    /// Start the engine, do the handshake and quit: the check made for every engine before a
+    /// match. The error carries the last lines the engine wrote to stderr, if any.
+    pub fn probe(spec: &EngineSpec, handshake_timeout: Duration) -> Result<(), String> {
+        match Engine::start(spec, handshake_timeout, Stderr::Capture) {
+            Ok(e) => {
+                e.quit();
+                Ok(())
+            }
+            Err(EngineError::Spawn { reason, .. }) => Err(format!("cannot start it: {reason}")),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+
+    /// The last few non-empty stderr lines (with [`Stderr::Capture`]), joined by ` | `.
+    pub fn stderr_tail(&self) -> Option<String> {
+        let t = self
+            .stderr_tail
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        (!t.0.is_empty()).then(|| t.0.join(" | "))
+    }
+
     pub fn send(&mut self, line: &str) -> Result<(), EngineError> {
-        writeln!(self.stdin, "{line}")
+        let mut buf = String::with_capacity(line.len() + 1);
+        buf.push_str(line);
+        buf.push('\n');
+        self.stdin
+            .write_all(buf.as_bytes())
             .and_then(|()| self.stdin.flush())
-            .map_err(|e| EngineError::Exited(format!("write failed: {e}")))
+            .map_err(|e| {
+                let first = line.split_whitespace().next().unwrap_or("");
+                self.exited(format!("sending `{first}` failed: {e}"))
+            })
+    }
+
+    /// An [`EngineError::Exited`] that quotes the engine's last stderr lines when captured.
+    fn exited(&self, what: String) -> EngineError {
+        // Give the stderr reader a moment (at most half a second) to catch the dying words.
+        if let Some(tail) = &self.stderr_tail {
+            let t0 = Instant::now();
+            while !tail.lock().unwrap_or_else(|p| p.into_inner()).1
+                && t0.elapsed() < Duration::from_millis(500)
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        match self.stderr_tail() {
+            Some(t) => EngineError::Exited(format!("{what}; its stderr: {t}")),
+            None => EngineError::Exited(what),
+        }
     }
 
     /// `isready` → `readyok`.
     pub fn sync(&mut self, timeout: Duration) -> Result<(), EngineError> {
         self.send("isready")?;
-        self.wait_for(|l| l == "readyok", timeout).map(|_| ())
+        self.wait_for(|l| l == "readyok", "readyok", timeout)
+            .map(|_| ())
     }
 
     /// Read lines until one satisfies `done`; `on_line` sees every line first.
@@ -187,6 +355,17 @@ impl Engine {
         mut on_line: impl FnMut(&str),
         done: impl Fn(&str) -> bool,
     ) -> Result<String, EngineError> {
+        self.read_until_for("its answer", deadline, &mut on_line, &done)
+    }
+
+    fn read_until_for(
+        &mut self,
+        waiting_for: &str,
+        deadline: Instant,
+        on_line: &mut dyn FnMut(&str),
+        done: &dyn Fn(&str) -> bool,
+    ) -> Result<String, EngineError> {
+        let t0 = Instant::now();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
@@ -198,10 +377,13 @@ impl Engine {
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(EngineError::Timeout(self.spec.name.clone()));
+                    return Err(EngineError::Timeout {
+                        waiting_for: waiting_for.to_owned(),
+                        ms: deadline.saturating_duration_since(t0).as_millis() as u64,
+                    });
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(EngineError::Exited(self.spec.name.clone()));
+                    return Err(self.exited(format!("while waiting for {waiting_for}")));
                 }
             }
         }
@@ -210,9 +392,11 @@ impl Engine {
     fn wait_for(
         &mut self,
         done: impl Fn(&str) -> bool,
+        waiting_for: &str,
         timeout: Duration,
     ) -> Result<String, EngineError> {
-        self.read_until(Instant::now() + timeout, |_| {}, done)
+        let deadline = deadline_after(timeout);
+        self.read_until_for(waiting_for, deadline, &mut |_| {}, &done)
     }
 
     /// Ask politely, then kill.
@@ -226,6 +410,13 @@ impl Engine {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
+}
+
+/// `now + d`, saturating far in the future instead of overflowing.
+pub fn deadline_after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365))
 }
 
 impl Drop for Engine {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use cozy_chess::{Board, Color};
 use serde::Serialize;
 
-use crate::engine::{Engine, EngineError, EngineSpec};
+use crate::engine::{Engine, EngineError, EngineSpec, Stderr, deadline_after};
 use crate::rules::{BoardEnd, Position, from_uci};
 
 /// How long each side may think.
@@ -21,34 +21,40 @@ pub enum Limit {
     Depth(u32),
 }
 
-/// A time control that is not `BASE+INC`.
+/// The longest base time `--tc` accepts, in seconds (a day).
+pub const MAX_BASE_SECONDS: f64 = 86_400.0;
+/// The largest increment `--tc` accepts, in seconds (an hour).
+pub const MAX_INC_SECONDS: f64 = 3_600.0;
+
+/// A time control that is not `BASE+INC` within bounds.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected BASE+INC in seconds with BASE > 0, e.g. 10+0.1 (or BASE alone)")]
+#[error(
+    "expected BASE+INC in seconds, e.g. 10+0.1 (or BASE alone), with 0.001 <= BASE <= 86400 \
+     and 0 <= INC <= 3600"
+)]
 pub struct TcError;
 
 /// A refused `--adjudicate` value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "expected five comma-separated integers RESIGN_CP,RESIGN_MOVES,DRAW_CP,DRAW_MOVES,DRAW_AFTER \
-     (counts ≥ 0), e.g. 1000,3,10,8,40"
+     (1 <= RESIGN_CP <= 30000, 0 <= DRAW_CP <= 30000, counts >= 0 where 0 turns that rule off), \
+     e.g. 1000,3,10,8,40"
 )]
 pub struct AdjudicationError;
 
 impl Limit {
-    /// Parse `10+0.1` (seconds), `--nodes`/`--depth` values are built directly.
+    /// Parse `10+0.1` (seconds, kept to the millisecond); `--nodes`/`--depth` values are built
+    /// directly. The base must round to at least 1 ms and be at most [`MAX_BASE_SECONDS`]; the
+    /// increment at most [`MAX_INC_SECONDS`]: the clock arithmetic never overflows.
     pub fn parse_tc(s: &str) -> Result<Self, TcError> {
         let (b, i) = s.split_once('+').unwrap_or((s, "0"));
-        let secs = |x: &str| {
-            x.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|v| *v >= 0.0 && v.is_finite())
+        let ms = |x: &str, max: f64| {
+            let v = x.trim().parse::<f64>().ok()?;
+            (v.is_finite() && v >= 0.0 && v <= max).then(|| (v * 1000.0).round() as u64)
         };
-        match (secs(b), secs(i)) {
-            (Some(b), Some(i)) if b > 0.0 => Ok(Limit::Clock {
-                base_ms: (b * 1000.0).round() as u64,
-                inc_ms: (i * 1000.0).round() as u64,
-            }),
+        match (ms(b, MAX_BASE_SECONDS), ms(i, MAX_INC_SECONDS)) {
+            (Some(base_ms), Some(inc_ms)) if base_ms >= 1 => Ok(Limit::Clock { base_ms, inc_ms }),
             _ => Err(TcError),
         }
     }
@@ -89,12 +95,17 @@ impl std::str::FromStr for Adjudication {
         let [rc, rm, dc, dm, da] = w[..] else {
             return Err(AdjudicationError);
         };
-        let int = |x: &str| x.parse::<i32>().map_err(|_| AdjudicationError);
+        let cp = |x: &str, min: i32| {
+            x.parse::<i32>()
+                .ok()
+                .filter(|v| (min..=30_000).contains(v))
+                .ok_or(AdjudicationError)
+        };
         let count = |x: &str| x.parse::<u32>().map_err(|_| AdjudicationError);
         Ok(Adjudication {
-            resign_cp: int(rc)?,
+            resign_cp: cp(rc, 1)?,
             resign_moves: count(rm)?,
-            draw_cp: int(dc)?,
+            draw_cp: cp(dc, 0)?,
             draw_moves: count(dm)?,
             draw_after: count(da)?,
         })
@@ -188,30 +199,48 @@ pub struct GameRecord {
     pub wall_seconds: f64,
 }
 
-/// What an engine's last `info … score` said, from its own point of view.
+/// What an engine's last `info … score` said, from its own point of view, in centipawns
+/// clamped to ±30,000 (a mate in N: ±(30,000 − N)); any integer the engine sends is safe.
 fn parse_score(line: &str) -> Option<i32> {
     let mut it = line.split_whitespace();
     while let Some(w) = it.next() {
         if w == "score" {
-            return match (it.next()?, it.next()?.parse::<i32>().ok()?) {
-                ("cp", v) => Some(v),
-                ("mate", m) => Some(if m > 0 { 30_000 - m } else { -30_000 - m }),
-                _ => None,
+            let (kind, v) = (it.next()?, it.next()?.parse::<i64>().ok()?);
+            let v = match kind {
+                "cp" => v.clamp(-30_000, 30_000),
+                "mate" if v > 0 => 30_000 - v.min(10_000),
+                "mate" => -30_000 - v.max(-10_000),
+                _ => return None,
             };
+            return i32::try_from(v).ok();
         }
     }
     None
 }
 
+/// A game that could not be played for a reason that is not the engines' fault: the match
+/// must stop rather than score it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    #[error("engine `{name}`: {source}")]
+    Setup {
+        name: String,
+        #[source]
+        source: EngineError,
+    },
+}
+
 /// Play one game from `start`. Engines are started here and always stopped; each one's
-/// stderr goes to its file in `stderr_logs` ([white, black]) when given.
+/// stderr goes to its file in `stderr_logs` ([white, black]) when given. An engine that
+/// fails its handshake (within `cfg.hang_timeout`) loses the game; an engine that cannot be
+/// started at all, or a log file that cannot be created, is a [`GameError`].
 pub fn play(
     white: &EngineSpec,
     black: &EngineSpec,
     start: &Board,
     cfg: &GameConfig,
     stderr_logs: &[Option<PathBuf>; 2],
-) -> GameRecord {
+) -> Result<GameRecord, GameError> {
     let t0 = Instant::now();
     let mut pos = Position::new(start);
     let names = [white.name.clone(), black.name.clone()];
@@ -225,30 +254,43 @@ pub fn play(
         termination,
         wall_seconds: t0.elapsed().as_secs_f64(),
     };
-    let handshake = Duration::from_secs(10);
+    let handshake = cfg.hang_timeout;
     let mut engines = Vec::with_capacity(2);
     for (i, spec) in [white, black].into_iter().enumerate() {
-        match Engine::start(spec, handshake, stderr_logs[i].as_deref()).and_then(|mut e| {
+        let stderr = stderr_logs[i].as_deref().map_or(Stderr::Null, Stderr::File);
+        match Engine::start(spec, handshake, stderr).and_then(|mut e| {
             e.send("ucinewgame")?;
             e.sync(handshake)?;
             Ok(e)
         }) {
             Ok(e) => engines.push(e),
-            Err(_) => {
+            Err(source @ (EngineError::Spawn { .. } | EngineError::Log { .. })) => {
+                return Err(GameError::Setup {
+                    name: names[i].clone(),
+                    source,
+                });
+            }
+            Err(e) => {
                 let loser = names[i].clone();
                 let outcome = if i == 0 {
                     Outcome::Black
                 } else {
                     Outcome::White
                 };
-                return finish(pos, outcome, Termination::Crash { loser });
+                let termination = match e {
+                    EngineError::Timeout { .. } => Termination::Hang { loser },
+                    _ => Termination::Crash { loser },
+                };
+                return Ok(finish(pos, outcome, termination));
             }
         }
     }
-    let mut clock = match cfg.limit {
-        Limit::Clock { base_ms, .. } => [base_ms as i64; 2],
+    // Milliseconds; bounded by `Limit::parse_tc`, and every step saturates anyway.
+    let mut clock: [i64; 2] = match cfg.limit {
+        Limit::Clock { base_ms, .. } => [i64::try_from(base_ms).unwrap_or(i64::MAX); 2],
         _ => [0; 2],
     };
+    let margin_ms = i64::try_from(cfg.margin_ms).unwrap_or(i64::MAX);
     let mut last_scores: [Vec<i32>; 2] = [vec![], vec![]];
     let result = loop {
         if let Some(end) = pos.end() {
@@ -280,10 +322,10 @@ pub fn play(
         let sent = e.send(&pos.uci_command()).and_then(|()| e.send(&go));
         let started = Instant::now();
         let deadline = match cfg.limit {
-            Limit::Clock { .. } => {
-                started + Duration::from_millis((clock[me].max(0) as u64) + cfg.margin_ms)
-            }
-            _ => started + cfg.hang_timeout,
+            Limit::Clock { .. } => deadline_after(Duration::from_millis(
+                clock[me].max(0).saturating_add(margin_ms) as u64,
+            )),
+            _ => deadline_after(cfg.hang_timeout),
         };
         let mut score = None;
         let reply = sent.and_then(|()| {
@@ -299,10 +341,10 @@ pub fn play(
                 |l| l.starts_with("bestmove"),
             )
         });
-        let elapsed = started.elapsed().as_millis() as i64;
+        let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let line = match reply {
             Ok(l) => l,
-            Err(EngineError::Timeout(_)) => {
+            Err(EngineError::Timeout { .. }) => {
                 let loser = names[me].clone();
                 break match cfg.limit {
                     Limit::Clock { .. } => (loser_wins, Termination::TimeForfeit { loser }),
@@ -319,8 +361,8 @@ pub fn play(
             }
         };
         if let Limit::Clock { inc_ms, .. } = cfg.limit {
-            clock[me] -= elapsed;
-            if clock[me] < -(cfg.margin_ms as i64) {
+            clock[me] = clock[me].saturating_sub(elapsed);
+            if clock[me] < -margin_ms {
                 break (
                     loser_wins,
                     Termination::TimeForfeit {
@@ -328,7 +370,7 @@ pub fn play(
                     },
                 );
             }
-            clock[me] += inc_ms as i64;
+            clock[me] = clock[me].saturating_add(i64::try_from(inc_ms).unwrap_or(i64::MAX));
         }
         let text = line
             .split_whitespace()
@@ -379,7 +421,7 @@ pub fn play(
                     );
                 }
             }
-            if pos.moves_uci.len() as u32 >= 2 * adj.draw_after
+            if pos.moves_uci.len() as u64 >= 2 * u64::from(adj.draw_after)
                 && let (Some(a), Some(b)) = (recent(0, adj.draw_moves), recent(1, adj.draw_moves))
                 && a.iter().chain(&b).all(|&s| s.abs() <= adj.draw_cp)
             {
@@ -395,7 +437,7 @@ pub fn play(
     for e in engines {
         e.quit();
     }
-    finish(pos, result.0, result.1)
+    Ok(finish(pos, result.0, result.1))
 }
 
 #[cfg(test)]
@@ -427,6 +469,28 @@ mod tests {
         );
         assert_eq!(Limit::parse_tc("x+1"), Err(TcError));
         assert_eq!(Limit::parse_tc("0+1"), Err(TcError));
+        for bad in [
+            "1e16+0",
+            "86400.001",
+            "10+3600.5",
+            "nan",
+            "inf+0",
+            "10+-1",
+            "0.0004",
+            "-0",
+            "",
+            "+",
+            "10+0.1+1",
+        ] {
+            assert_eq!(Limit::parse_tc(bad), Err(TcError), "{bad}");
+        }
+        assert_eq!(
+            Limit::parse_tc("86400+3600"),
+            Ok(Limit::Clock {
+                base_ms: 86_400_000,
+                inc_ms: 3_600_000
+            })
+        );
         assert_eq!(
             "1000, 3,10,8,40".parse(),
             Ok(Adjudication {
@@ -438,6 +502,10 @@ mod tests {
             })
         );
         for bad in [
+            "-1000,3,10,8,40",
+            "0,3,10,8,40",
+            "1000,3,-10,8,40",
+            "40000,3,10,8,40",
             "1000,3,10,8",
             "1000,3,10,8,40,1",
             "1000,-3,10,8,40",
@@ -454,5 +522,9 @@ mod tests {
             Some(29_997)
         );
         assert_eq!(parse_score("info string hello"), None);
+        assert_eq!(parse_score("info score cp -2147483648"), Some(-30_000));
+        assert_eq!(parse_score("info score cp 99999999999999"), Some(30_000));
+        assert_eq!(parse_score("info score mate -2147483648"), Some(-20_000));
+        assert_eq!(parse_score("info score mate 99999999999"), Some(20_000));
     }
 }

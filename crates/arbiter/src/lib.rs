@@ -6,8 +6,11 @@
 //! `evidence` crate: Elo with a 95 % interval from game pairs, and a pentanomial SPRT.
 #![forbid(unsafe_code)]
 
+pub mod book;
 pub mod engine;
 pub mod game;
+pub mod output;
 pub mod pgn;
 pub mod rules;
+pub mod sprt;
 pub mod tournament;

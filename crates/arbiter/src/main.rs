@@ -2,24 +2,41 @@
 //!
 //! Human text (the progress line and the final table) goes to stderr; the JSON report goes to
 //! `--report FILE`, or to stdout when no `--report` is given, so stdout is only ever JSON.
+//!
+//! Exit status: 0 the match was played (or stopped by the SPRT); 2 it was refused before the
+//! first game (a bad value, an engine that does not start or answer the UCI handshake, an
+//! unusable book, an output that cannot be written); 1 it started and could not finish
+//! (a PGN write failed, an engine could no longer be started) or the report could not be
+//! written (it then goes to stdout).
 
-use std::path::PathBuf;
+use std::io::{ErrorKind as IoErrorKind, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
+use arbiter::book::Book;
 use arbiter::engine::{EngineField, EngineSpec};
 use arbiter::game::{Adjudication, GameConfig, Limit};
 use arbiter::rules::{STARTPOS, parse_position};
-use arbiter::tournament::{MatchConfig, run, text};
+use arbiter::sprt::SprtParam;
+use arbiter::tournament::{
+    MAX_CONCURRENCY, MAX_DEPTH, MAX_GAMES, MAX_HANG_TIMEOUT_SECONDS, MAX_TIME_MARGIN_MS,
+    MatchConfig, run, text,
+};
 use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
-use evidence::Sprt;
 
 /// Play UCI engines against each other and report Elo with error bars.
 ///
 /// Output: the progress line and the final table go to stderr; the JSON report goes to
 /// the --report file, or to stdout without --report (stdout carries nothing else).
+///
+/// Before the first game every engine is started once (UCI handshake within --hang-timeout),
+/// the book is read and checked, and --report, --pgn and --log are checked writable; any
+/// failure there refuses the match with one line on stderr and exit status 2. A match that
+/// cannot go on (a PGN write fails, an engine can no longer be started) stops with exit
+/// status 1; the games played so far are in the PGN.
 ///
 /// Example: a gauntlet at 10+0.1, two games at a time, openings from a book:
 ///
@@ -37,7 +54,9 @@ struct Cli {
     #[arg(long, value_name = "KEY=VALUE", num_args = 1.., required = true, value_parser = parse_engine_field)]
     engine: Vec<EngineField>,
     /// Openings: an EPD/FEN file, one position per line (each played twice, colours swapped);
-    /// the start position when omitted.
+    /// the start position when omitted. Blank and `#` lines are ignored; a line that is not a
+    /// legal position refuses the book; positions where the game is already over (mate,
+    /// stalemate, fifty moves, dead draw) are skipped, counted on stderr, never played.
     #[arg(long, value_name = "FILE")]
     book: Option<PathBuf>,
     /// Order in which book positions are used.
@@ -46,30 +65,36 @@ struct Cli {
     /// Seed of the random book order.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Time control BASE+INC in seconds, e.g. 10+0.1 (BASE alone: no increment).
+    /// Time control BASE+INC in seconds, e.g. 10+0.1 (BASE alone: no increment);
+    /// 0.001 <= BASE <= 86400, 0 <= INC <= 3600.
     #[arg(long, value_name = "BASE+INC", value_parser = parse_tc)]
     tc: Option<Limit>,
     /// Fixed nodes per move (instead of a clock).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     nodes: Option<u64>,
-    /// Fixed depth per move (instead of a clock).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Fixed depth per move (instead of a clock), 1 to 1000.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64))]
     depth: Option<u32>,
-    /// Games per engine pair (rounded up to an even number: game pairs).
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Games per engine pair (rounded up to an even number: game pairs), 1 to 100000000.
+    #[arg(long, default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_GAMES as i64))]
     games: u32,
-    /// Games played at the same time.
+    /// Games played at the same time, 1 to 256.
     #[arg(long, default_value_t = 1,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=MAX_CONCURRENCY as u64))]
     concurrency: usize,
     /// Pentanomial SPRT on logistic Elo, e.g. `--sprt elo0=0 elo1=5 [alpha=0.05 beta=0.05]`
-    /// (needs exactly two engines; elo1 > elo0, alpha and beta in (0, 1)).
+    /// (needs exactly two engines; finite elo0 < elo1 within ±1000; alpha and beta in (0, 1)
+    /// with alpha + beta < 1; each key at most once).
     #[arg(long, value_name = "KEY=VALUE", num_args = 1.., value_parser = parse_sprt_param)]
     sprt: Option<Vec<SprtParam>>,
-    /// Append every game to this PGN file.
+    /// Append every game to this PGN file (locked while the match runs; a regular file,
+    /// a character device such as /dev/null, or a pipe with a reader).
     #[arg(long, value_name = "FILE")]
     pgn: Option<PathBuf>,
-    /// Write the JSON report to this file instead of stdout.
+    /// Write the JSON report to this file instead of stdout (replaced atomically at the end;
+    /// must be absent or a regular file in a writable directory).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
     /// Keep each engine process's stderr in DIR/<engine>-game<N>.log (N: the match's game
@@ -79,16 +104,19 @@ struct Cli {
     /// With more than two engines, play every pair instead of a gauntlet of the first.
     #[arg(long)]
     round_robin: bool,
-    /// Clock tolerance before a time forfeit, ms.
-    #[arg(long, value_name = "MS", default_value_t = 50)]
+    /// Clock tolerance before a time forfeit, ms, 0 to 60000.
+    #[arg(long, value_name = "MS", default_value_t = 50,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_TIME_MARGIN_MS))]
     timemargin: u64,
-    /// Seconds a fixed nodes/depth search may take before the engine counts as hung.
+    /// Seconds an engine may take to answer the UCI handshake, or a fixed nodes/depth search,
+    /// before it counts as hung, 1 to 86400.
     #[arg(long, value_name = "SECONDS", default_value_t = 60,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = clap::value_parser!(u64).range(1..=MAX_HANG_TIMEOUT_SECONDS))]
     hang_timeout: u64,
     /// Score adjudication (off by default): RESIGN_CP,RESIGN_MOVES,DRAW_CP,DRAW_MOVES,DRAW_AFTER,
     /// e.g. 1000,3,10,8,40 (resign when both engines see ≥ RESIGN_CP for RESIGN_MOVES moves each;
-    /// draw when both see |score| ≤ DRAW_CP for DRAW_MOVES moves each after DRAW_AFTER moves).
+    /// draw when both see |score| ≤ DRAW_CP for DRAW_MOVES moves each after DRAW_AFTER moves;
+    /// 1 <= RESIGN_CP <= 30000, 0 <= DRAW_CP <= 30000, a count of 0 turns its rule off).
     #[arg(long, value_name = "LIST", value_parser = parse_adjudication)]
     adjudicate: Option<Adjudication>,
     /// The PGN Event tag and the report's title.
@@ -108,15 +136,6 @@ enum BookOrder {
     Sequential,
 }
 
-/// One `key=value` word of `--sprt`.
-#[derive(Clone, Copy, Debug)]
-enum SprtParam {
-    Elo0(f64),
-    Elo1(f64),
-    Alpha(f64),
-    Beta(f64),
-}
-
 fn parse_engine_field(w: &str) -> Result<EngineField, arbiter::engine::EngineSpecError> {
     w.parse()
 }
@@ -129,31 +148,8 @@ fn parse_adjudication(s: &str) -> Result<Adjudication, arbiter::game::Adjudicati
     s.parse()
 }
 
-fn parse_sprt_param(w: &str) -> anyhow::Result<SprtParam> {
-    const KEYS: &str = "expected elo0=, elo1=, alpha= or beta= with a number";
-    let Some((k, v)) = w.split_once('=') else {
-        bail!("{KEYS}");
-    };
-    let Ok(v) = v.parse::<f64>() else {
-        bail!("`{v}` is not a number; {KEYS}");
-    };
-    if !v.is_finite() {
-        bail!("`{v}` is not finite");
-    }
-    let probability = |v: f64| {
-        if v > 0.0 && v < 1.0 {
-            Ok(v)
-        } else {
-            Err(anyhow::anyhow!("{k} must be in (0, 1)"))
-        }
-    };
-    Ok(match k {
-        "elo0" => SprtParam::Elo0(v),
-        "elo1" => SprtParam::Elo1(v),
-        "alpha" => SprtParam::Alpha(probability(v)?),
-        "beta" => SprtParam::Beta(probability(v)?),
-        _ => bail!("unknown key `{k}`; {KEYS}"),
-    })
+fn parse_sprt_param(w: &str) -> Result<SprtParam, arbiter::sprt::SprtError> {
+    w.parse()
 }
 
 /// A command-line error found after parsing, in clap's format (exit code 2).
@@ -161,7 +157,48 @@ fn usage_error(kind: ErrorKind, message: String) -> ! {
     Cli::command().error(kind, message).exit()
 }
 
-fn real_main() -> anyhow::Result<()> {
+/// Why the program failed, and its exit status.
+struct Failure {
+    error: anyhow::Error,
+    /// 2: refused before the first game; 1: the match or its report failed.
+    status: u8,
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure {
+            error: e.into(),
+            status: 2,
+        }
+    }
+}
+
+/// Write to stderr, best effort (a closed stderr must not turn a played match into a failure).
+fn note(text: &str) {
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// Print the report on stdout; a reader that went away (`| head`) ends quietly.
+fn print_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != IoErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("cannot write the report to standard output"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The same file named twice (literally, or both existing and resolving alike).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+fn real_main() -> Result<(), Failure> {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // clap keeps the values of each `--engine` occurrence together: one group per engine.
@@ -185,25 +222,8 @@ fn real_main() -> anyhow::Result<()> {
         );
     }
     let sprt = cli.sprt.as_ref().map(|params| {
-        let mut s = Sprt::new(0.0, 5.0);
-        for p in params {
-            match *p {
-                SprtParam::Elo0(v) => s.elo0 = v,
-                SprtParam::Elo1(v) => s.elo1 = v,
-                SprtParam::Alpha(v) => s.alpha = v,
-                SprtParam::Beta(v) => s.beta = v,
-            }
-        }
-        if s.elo1 <= s.elo0 {
-            usage_error(
-                ErrorKind::ValueValidation,
-                format!(
-                    "--sprt needs elo1 > elo0 (got elo0={} elo1={})",
-                    s.elo0, s.elo1
-                ),
-            );
-        }
-        s
+        arbiter::sprt::from_params(params)
+            .unwrap_or_else(|e| usage_error(ErrorKind::ValueValidation, format!("--sprt: {e}")))
     });
     let limit = match (cli.tc, cli.nodes, cli.depth) {
         (Some(tc), _, _) => tc,
@@ -211,20 +231,27 @@ fn real_main() -> anyhow::Result<()> {
         (_, _, Some(d)) => Limit::Depth(d),
         _ => unreachable!("clap requires one of --tc, --nodes, --depth"),
     };
+    if let (Some(r), Some(p)) = (&cli.report, &cli.pgn)
+        && same_file(r, p)
+    {
+        usage_error(
+            ErrorKind::ArgumentConflict,
+            "--report and --pgn name the same file".into(),
+        );
+    }
     let openings = match &cli.book {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read the book {}", p.display()))?;
-            text.lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-                .map(|(i, l)| {
-                    parse_position(l).with_context(|| format!("{}:{}", p.display(), i + 1))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?
+            let book = Book::load(p)?;
+            if let Some(n) = book.skipped_note(p) {
+                note(&format!("{n}\n"));
+            }
+            book.openings
         }
         None => vec![parse_position(STARTPOS)?],
     };
+    if let Some(r) = &cli.report {
+        arbiter::output::check_report(r)?;
+    }
     let cfg = MatchConfig {
         engines,
         round_robin: cli.round_robin,
@@ -245,13 +272,26 @@ fn real_main() -> anyhow::Result<()> {
         event: cli.event.clone(),
         quiet: cli.quiet,
     };
-    let report = run(&cfg).context("the match cannot start")?;
-    eprint!("{}", text(&report));
-    let json = serde_json::to_string_pretty(&report)? + "\n";
+    let report = run(&cfg).map_err(|e| Failure {
+        status: if e.started() { 1 } else { 2 },
+        error: e.into(),
+    })?;
+    note(&text(&report));
+    let json = serde_json::to_string_pretty(&report).context("the report")? + "\n";
+    let failed = |error: anyhow::Error| Failure { error, status: 1 };
     match &cli.report {
-        Some(p) => evidence::atomic_write(p, json.as_bytes())
-            .with_context(|| format!("cannot write the report {}", p.display()))?,
-        None => print!("{json}"),
+        Some(p) => {
+            if let Err(e) = evidence::atomic_write(p, json.as_bytes()) {
+                // Keep the result: the report goes to stdout instead.
+                print_stdout(&json).map_err(failed)?;
+                return Err(failed(anyhow::anyhow!(
+                    "--report {}: {}; the report was written to standard output instead",
+                    p.display(),
+                    e.into_io()
+                )));
+            }
+        }
+        None => print_stdout(&json).map_err(failed)?,
     }
     Ok(())
 }
@@ -259,9 +299,9 @@ fn real_main() -> anyhow::Result<()> {
 fn main() -> ExitCode {
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
+        Err(f) => {
+            note(&format!("error: {:#}\n", f.error));
+            ExitCode::from(f.status)
         }
     }
 }

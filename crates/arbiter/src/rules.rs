@@ -19,6 +19,8 @@ pub enum RulesError {
         fen: String,
         reason: cozy_chess::FenParseError,
     },
+    #[error("impossible position `{fen}`: {reason}")]
+    Impossible { fen: String, reason: &'static str },
     #[error("`{0}` is not a UCI move")]
     NotUci(String),
     #[error("illegal move `{0}`")]
@@ -26,7 +28,46 @@ pub enum RulesError {
 }
 
 /// Parse a FEN or the first four fields of an EPD line (clocks default to 0 1).
+///
+/// Besides the checks of the FEN parser (one king each, no pawn on a back rank, the side not
+/// to move not in check, at most two checkers, consistent castling and en-passant fields),
+/// positions no game can reach are refused: kings side by side, and more promoted pieces than
+/// missing pawns.
 pub fn parse_position(text: &str) -> Result<Board, RulesError> {
+    let board = parse_fen_fields(text)?;
+    if let Some(reason) = impossible(&board) {
+        return Err(RulesError::Impossible {
+            fen: board.to_string(),
+            reason,
+        });
+    }
+    Ok(board)
+}
+
+/// Why no legal game reaches `board`, for the cases the FEN parser lets through.
+fn impossible(board: &Board) -> Option<&'static str> {
+    let (wk, bk) = (board.king(Color::White), board.king(Color::Black));
+    let (df, dr) = (
+        (wk.file() as i32 - bk.file() as i32).abs(),
+        (wk.rank() as i32 - bk.rank() as i32).abs(),
+    );
+    if df <= 1 && dr <= 1 {
+        return Some("the kings stand side by side");
+    }
+    for c in Color::ALL {
+        let n = |p: Piece| board.colored_pieces(c, p).len() as i32;
+        let promoted = (n(Piece::Knight) - 2).max(0)
+            + (n(Piece::Bishop) - 2).max(0)
+            + (n(Piece::Rook) - 2).max(0)
+            + (n(Piece::Queen) - 1).max(0);
+        if promoted > 8 - n(Piece::Pawn) {
+            return Some("more promoted pieces than missing pawns");
+        }
+    }
+    None
+}
+
+fn parse_fen_fields(text: &str) -> Result<Board, RulesError> {
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.len() < 4 {
         return Err(RulesError::FieldCount(text.to_owned()));

@@ -4,26 +4,34 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
 
 use cozy_chess::Board;
 use evidence::{EloEstimate, Pentanomial, Sprt, SprtDecision, SprtStatus};
 use serde::Serialize;
 
-use crate::engine::EngineSpec;
-use crate::game::{GameConfig, GameRecord, Outcome, Termination, play};
+use crate::engine::{Engine, EngineSpec};
+use crate::game::{
+    GameConfig, GameError, GameRecord, Limit, MAX_BASE_SECONDS, MAX_INC_SECONDS, Outcome,
+    Termination, play,
+};
+use crate::output::{OutputError, PgnWriter};
 
 /// Everything a match needs.
 pub struct MatchConfig {
     pub engines: Vec<EngineSpec>,
     /// With more than two engines: every pair (true) or engine 0 against each other (false).
     pub round_robin: bool,
+    /// Start positions; none may be a finished game (see [`crate::book`]).
     pub openings: Vec<Board>,
     /// Shuffle the book (seeded) instead of taking it in order.
     pub random_openings: bool,
     pub seed: u64,
-    /// Games per engine pair (rounded up to an even number: pairs of games).
+    /// Games per engine pair (rounded up to an even number: pairs of games), 1 to
+    /// [`MAX_GAMES`].
     pub games: u32,
+    /// Games at once, 1 to [`MAX_CONCURRENCY`].
     pub concurrency: usize,
     pub game: GameConfig,
     pub sprt: Option<Sprt>,
@@ -35,25 +43,152 @@ pub struct MatchConfig {
     pub quiet: bool,
 }
 
-/// A match that cannot start.
+/// The most games per engine pair.
+pub const MAX_GAMES: u32 = 100_000_000;
+/// The most games at once.
+pub const MAX_CONCURRENCY: usize = 256;
+/// The longest `--hang-timeout`, seconds (a day).
+pub const MAX_HANG_TIMEOUT_SECONDS: u64 = 86_400;
+/// The largest `--timemargin`, ms (a minute).
+pub const MAX_TIME_MARGIN_MS: u64 = 60_000;
+/// The deepest fixed-depth search.
+pub const MAX_DEPTH: u32 = 1_000;
+
+/// A match that cannot start (nothing has been played or written).
 #[derive(Debug, thiserror::Error)]
 pub enum MatchError {
     #[error("a match needs at least two engines")]
     TooFewEngines,
     #[error("two engines are named `{0}`; give each a distinct name=")]
     DuplicateName(String),
-    #[error("an SPRT needs exactly two engines")]
+    #[error("--sprt needs exactly two engines")]
     SprtNeedsTwo,
+    #[error("--sprt: {0}")]
+    Sprt(#[from] crate::sprt::SprtError),
     #[error("no openings")]
     NoOpenings,
-    #[error("cannot open the PGN file")]
-    Pgn(#[source] evidence::EvidenceError),
-    #[error("cannot create the log directory {}", path.display())]
-    LogDir {
+    #[error("opening {0} is a finished game ({1}); it cannot be played")]
+    FinishedOpening(usize, &'static str),
+    #[error("{flag} must be between {min} and {max} (got {got})")]
+    OutOfRange {
+        flag: &'static str,
+        min: u64,
+        max: u64,
+        got: u64,
+    },
+    #[error("--tc: {0}")]
+    Tc(#[from] crate::game::TcError),
+    #[error("--event must not hold control characters")]
+    Event,
+    #[error("--engine name={name}: {reason}")]
+    Engine { name: String, reason: String },
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// The match started and could not go on: the games played so far are in the PGN, no
+    /// game was scored that was not played.
+    #[error("the match stopped after {played} games: {fault}")]
+    Stopped { played: u64, fault: Fault },
+}
+
+/// What stopped a running match.
+#[derive(Debug, thiserror::Error)]
+pub enum Fault {
+    #[error("cannot write the PGN {}: {source}", path.display())]
+    Pgn {
         path: PathBuf,
-        #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Game(#[from] GameError),
+    #[error("cannot start a worker thread: {0}")]
+    Thread(std::io::Error),
+}
+
+impl MatchError {
+    /// Whether games were played before the failure (the match started).
+    pub fn started(&self) -> bool {
+        matches!(self, MatchError::Stopped { .. })
+    }
+}
+
+/// The checks that need no process or file: counts, bounds, names, openings, SPRT.
+pub fn check_config(cfg: &MatchConfig) -> Result<(), MatchError> {
+    if cfg.engines.len() < 2 {
+        return Err(MatchError::TooFewEngines);
+    }
+    let names: Vec<&String> = cfg.engines.iter().map(|e| &e.name).collect();
+    for (i, a) in names.iter().enumerate() {
+        if names[..i].contains(a) {
+            return Err(MatchError::DuplicateName(a.to_string()));
+        }
+    }
+    let range = |flag, min: u64, max: u64, got: u64| {
+        if (min..=max).contains(&got) {
+            Ok(())
+        } else {
+            Err(MatchError::OutOfRange {
+                flag,
+                min,
+                max,
+                got,
+            })
+        }
+    };
+    range("--games", 1, MAX_GAMES.into(), cfg.games.into())?;
+    range(
+        "--concurrency",
+        1,
+        MAX_CONCURRENCY as u64,
+        cfg.concurrency as u64,
+    )?;
+    let hang = cfg.game.hang_timeout;
+    if hang.is_zero() || hang > Duration::from_secs(MAX_HANG_TIMEOUT_SECONDS) {
+        return Err(MatchError::OutOfRange {
+            flag: "--hang-timeout",
+            min: 1,
+            max: MAX_HANG_TIMEOUT_SECONDS,
+            got: hang.as_secs(),
+        });
+    }
+    range("--timemargin", 0, MAX_TIME_MARGIN_MS, cfg.game.margin_ms)?;
+    match cfg.game.limit {
+        Limit::Clock { base_ms, inc_ms } => {
+            let max_base = (MAX_BASE_SECONDS * 1000.0) as u64;
+            let max_inc = (MAX_INC_SECONDS * 1000.0) as u64;
+            if !(1..=max_base).contains(&base_ms) || inc_ms > max_inc {
+                return Err(MatchError::Tc(crate::game::TcError));
+            }
+        }
+        Limit::Nodes(n) => range("--nodes", 1, u64::MAX, n)?,
+        Limit::Depth(d) => range("--depth", 1, MAX_DEPTH.into(), d.into())?,
+    }
+    if let Some(s) = &cfg.sprt {
+        crate::sprt::check(s)?;
+    }
+    if cfg.openings.is_empty() {
+        return Err(MatchError::NoOpenings);
+    }
+    for (i, b) in cfg.openings.iter().enumerate() {
+        if let Some(end) = crate::book::game_over(b) {
+            return Err(MatchError::FinishedOpening(i + 1, end.describe()));
+        }
+    }
+    if cfg.event.chars().any(char::is_control) {
+        return Err(MatchError::Event);
+    }
+    Ok(())
+}
+
+/// Start every engine once (spawn, `uci`, options, `isready`, each answer within the hang
+/// timeout) and quit it: an engine that cannot play is refused before the first game.
+pub fn check_engines(cfg: &MatchConfig) -> Result<(), MatchError> {
+    for e in &cfg.engines {
+        Engine::probe(e, cfg.game.hang_timeout).map_err(|reason| MatchError::Engine {
+            name: e.name.clone(),
+            reason: format!("cmd={}: {reason}", e.cmd),
+        })?;
+    }
+    Ok(())
 }
 
 /// The stderr log of engine `name` in game `game` (a name made safe for a file name).
@@ -98,14 +233,14 @@ pub struct PairResult {
 pub struct Report {
     pub event: String,
     pub time_control: String,
-    pub games: u32,
+    pub games: u64,
     pub pairs: Vec<PairResult>,
     pub stopped_by_sprt: bool,
 }
 
 struct Tally {
     results: Vec<PairResult>,
-    played: u32,
+    played: u64,
 }
 
 /// splitmix64, for the seeded opening shuffle.
@@ -137,17 +272,15 @@ fn note_faults(r: &mut PairResult, g: &GameRecord) {
 }
 
 /// Run the match; PGN games are appended as they finish.
+///
+/// Before the first game: [`check_config`], [`check_engines`], then the log directory and
+/// the PGN file are prepared (see [`crate::output`]). A failure there is a [`MatchError`]
+/// with nothing played; a failure once games are under way (a PGN write, an engine that can
+/// no longer be started) stops the match with [`MatchError::Stopped`].
 pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
+    check_config(cfg)?;
     let n = cfg.engines.len();
-    if n < 2 {
-        return Err(MatchError::TooFewEngines);
-    }
     let names: Vec<&String> = cfg.engines.iter().map(|e| &e.name).collect();
-    for (i, a) in names.iter().enumerate() {
-        if names[..i].contains(a) {
-            return Err(MatchError::DuplicateName(a.to_string()));
-        }
-    }
     let pairs: Vec<(usize, usize)> = if n == 2 {
         vec![(0, 1)]
     } else if cfg.round_robin {
@@ -160,15 +293,14 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
     if cfg.sprt.is_some() && pairs.len() != 1 {
         return Err(MatchError::SprtNeedsTwo);
     }
-    if cfg.openings.is_empty() {
-        return Err(MatchError::NoOpenings);
-    }
+    check_engines(cfg)?;
     if let Some(dir) = &cfg.log_dir {
-        std::fs::create_dir_all(dir).map_err(|source| MatchError::LogDir {
-            path: dir.clone(),
-            source,
-        })?;
+        crate::output::prepare_log_dir(dir)?;
     }
+    let pgn = match &cfg.pgn {
+        Some(p) => Some(PgnWriter::open(p)?),
+        None => None,
+    };
     let mut order: Vec<usize> = (0..cfg.openings.len()).collect();
     if cfg.random_openings {
         let mut s = cfg.seed;
@@ -177,11 +309,10 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
             order.swap(i, j);
         }
     }
-    let game_pairs = cfg.games.div_ceil(2);
-    // Jobs interleave engine pairs so a gauntlet makes progress on every opponent at once.
-    let jobs: Vec<(usize, u32)> = (0..game_pairs)
-        .flat_map(|k| (0..pairs.len()).map(move |p| (p, k)))
-        .collect();
+    let game_pairs = u64::from(cfg.games.div_ceil(2));
+    // Job j plays game pair j / pairs of engine pair j % pairs: the jobs interleave engine
+    // pairs so a gauntlet makes progress on every opponent at once.
+    let jobs = game_pairs * pairs.len() as u64;
     let tally = Mutex::new(Tally {
         results: pairs
             .iter()
@@ -203,109 +334,154 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
             .collect(),
         played: 0,
     });
-    let pgn = match &cfg.pgn {
-        Some(p) => Some(Mutex::new(
-            evidence::open_append(p).map_err(MatchError::Pgn)?,
-        )),
-        None => None,
-    };
-    let next = AtomicUsize::new(0);
+    let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let total = jobs.len() as u32 * 2;
+    let stopped_by_sprt = AtomicBool::new(false);
+    let fault: Mutex<Option<Fault>> = Mutex::new(None);
+    let fail = |f: Fault| {
+        let mut slot = fault.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(f);
+        stop.store(true, Relaxed);
+    };
+    let total = jobs * 2;
     let tc = cfg.game.limit.pgn_tag();
-    std::thread::scope(|s| {
-        for _ in 0..cfg.concurrency.max(1) {
-            s.spawn(|| {
-                loop {
-                    if stop.load(Relaxed) {
-                        break;
-                    }
-                    let j = next.fetch_add(1, Relaxed);
-                    let Some(&(p, k)) = jobs.get(j) else { break };
-                    let (a, b) = pairs[p];
-                    let opening = &cfg.openings[order[k as usize % order.len()]];
-                    // Games 2j+1 (a has White) and 2j+2 (b has White) of the match.
-                    let logs = |game: usize, white: usize, black: usize| {
-                        [white, black].map(|e| {
-                            cfg.log_dir
-                                .as_deref()
-                                .map(|d| log_path(d, &cfg.engines[e].name, game))
-                        })
-                    };
-                    let (ea, eb) = (&cfg.engines[a], &cfg.engines[b]);
-                    let g1 = play(ea, eb, opening, &cfg.game, &logs(2 * j + 1, a, b));
-                    let g2 = play(eb, ea, opening, &cfg.game, &logs(2 * j + 2, b, a));
-                    if let Some(w) = &pgn {
-                        let mut f = w.lock().expect("pgn lock");
-                        for (i, g) in [&g1, &g2].into_iter().enumerate() {
-                            let round = format!("{}.{}", k + 1, i + 1);
-                            let _ = f.write_all(
-                                crate::pgn::write(g, &cfg.event, &round, &tc).as_bytes(),
-                            );
-                        }
-                        let _ = f.flush();
-                    }
-                    let mut t = tally.lock().expect("tally lock");
-                    let r = &mut t.results[p];
-                    let (h1, h2) = (
-                        half_points(g1.outcome, true),
-                        half_points(g2.outcome, false),
-                    );
-                    for h in [h1, h2] {
-                        match h {
-                            2 => r.wins += 1,
-                            1 => r.draws += 1,
-                            _ => r.losses += 1,
-                        }
-                    }
-                    note_faults(r, &g1);
-                    note_faults(r, &g2);
-                    r.games += 2;
-                    r.pentanomial.add_pair(h1, h2);
-                    r.elo = EloEstimate::from_pentanomial(&r.pentanomial);
-                    if let Some(sprt) = cfg.sprt {
-                        let st = sprt.status(&r.pentanomial);
-                        r.sprt = Some(st);
-                        if st.decision != SprtDecision::Continue {
-                            stop.store(true, Relaxed);
-                        }
-                    }
-                    t.played += 2;
-                    if !cfg.quiet {
-                        let r = &t.results[p];
-                        let llr = r.sprt.map_or(String::new(), |s| {
-                            format!(
-                                "  LLR {:.2} [{:.2}, {:.2}]",
-                                s.llr, s.lower_bound, s.upper_bound
-                            )
-                        });
-                        eprint!(
-                            "\r{}/{} games  {} vs {}: {}-{}-{}  Elo {:+.1} ± {:.1}{llr}    ",
-                            t.played,
-                            total,
-                            r.first,
-                            r.second,
-                            r.wins,
-                            r.draws,
-                            r.losses,
-                            r.elo.elo,
-                            r.elo.error
-                        );
-                    }
-                }
+    let workers = (cfg.concurrency as u64).min(jobs).max(1) as usize;
+    let worker = || {
+        loop {
+            if stop.load(Relaxed) {
+                break;
+            }
+            let j = next.fetch_add(1, Relaxed);
+            if j >= jobs {
+                break;
+            }
+            let (p, k) = ((j % pairs.len() as u64) as usize, j / pairs.len() as u64);
+            let (a, b) = pairs[p];
+            let opening = &cfg.openings[order[(k % order.len() as u64) as usize]];
+            // Games 2j+1 (a has White) and 2j+2 (b has White) of the match.
+            let logs = |game: u64, white: usize, black: usize| {
+                [white, black].map(|e| {
+                    cfg.log_dir
+                        .as_deref()
+                        .map(|d| log_path(d, &cfg.engines[e].name, game as usize))
+                })
+            };
+            let (ea, eb) = (&cfg.engines[a], &cfg.engines[b]);
+            let games = play(ea, eb, opening, &cfg.game, &logs(2 * j + 1, a, b)).and_then(|g1| {
+                play(eb, ea, opening, &cfg.game, &logs(2 * j + 2, b, a)).map(|g2| (g1, g2))
             });
+            let (g1, g2) = match games {
+                Ok(g) => g,
+                Err(e) => {
+                    fail(Fault::Game(e));
+                    break;
+                }
+            };
+            if let Some(w) = &pgn {
+                let written = [&g1, &g2].into_iter().enumerate().try_for_each(|(i, g)| {
+                    let round = format!("{}.{}", k + 1, i + 1);
+                    w.append(&crate::pgn::write(g, &cfg.event, &round, &tc))
+                });
+                if let Err(source) = written {
+                    fail(Fault::Pgn {
+                        path: w.path().to_owned(),
+                        source,
+                    });
+                    break;
+                }
+            }
+            let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
+            let r = &mut t.results[p];
+            let (h1, h2) = (
+                half_points(g1.outcome, true),
+                half_points(g2.outcome, false),
+            );
+            for h in [h1, h2] {
+                match h {
+                    2 => r.wins += 1,
+                    1 => r.draws += 1,
+                    _ => r.losses += 1,
+                }
+            }
+            note_faults(r, &g1);
+            note_faults(r, &g2);
+            r.games += 2;
+            r.pentanomial.add_pair(h1, h2);
+            r.elo = EloEstimate::from_pentanomial(&r.pentanomial);
+            if let Some(sprt) = cfg.sprt {
+                let st = sprt.status(&r.pentanomial);
+                r.sprt = Some(st);
+                if st.decision != SprtDecision::Continue {
+                    stopped_by_sprt.store(true, Relaxed);
+                    stop.store(true, Relaxed);
+                }
+            }
+            t.played += 2;
+            if !cfg.quiet {
+                let r = &t.results[p];
+                let llr = r.sprt.map_or(String::new(), |s| {
+                    format!(
+                        "  LLR {:.2} [{:.2}, {:.2}]",
+                        s.llr, s.lower_bound, s.upper_bound
+                    )
+                });
+                // Progress is best effort: a closed stderr must not stop the match.
+                let _ = write!(
+                    std::io::stderr(),
+                    "\r{}/{} games  {} vs {}: {}-{}-{}  Elo {:+.1} ± {:.1}{llr}    ",
+                    t.played,
+                    total,
+                    r.first,
+                    r.second,
+                    r.wins,
+                    r.draws,
+                    r.losses,
+                    r.elo.elo,
+                    r.elo.error
+                );
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for i in 0..workers {
+            let spawned = std::thread::Builder::new()
+                .name(format!("arbiter-worker-{i}"))
+                .spawn_scoped(s, worker);
+            if let Err(e) = spawned {
+                if i == 0 {
+                    fail(Fault::Thread(e));
+                }
+                // Otherwise play on with the workers there are.
+                break;
+            }
         }
     });
     if !cfg.quiet {
-        eprintln!();
+        let _ = writeln!(std::io::stderr());
     }
-    let t = tally.into_inner().expect("tally");
+    let t = tally.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut fault = fault.into_inner().unwrap_or_else(|p| p.into_inner());
+    if fault.is_none()
+        && let Some(w) = &pgn
+        && let Err(source) = w.finish()
+    {
+        fault = Some(Fault::Pgn {
+            path: w.path().to_owned(),
+            source,
+        });
+    }
+    if let Some(fault) = fault {
+        return Err(MatchError::Stopped {
+            played: t.played,
+            fault,
+        });
+    }
     Ok(Report {
         event: cfg.event.clone(),
         time_control: tc,
         games: t.played,
         pairs: t.results,
-        stopped_by_sprt: stop.load(Relaxed),
+        stopped_by_sprt: stopped_by_sprt.load(Relaxed),
     })
 }
 

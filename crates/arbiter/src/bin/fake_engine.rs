@@ -3,22 +3,47 @@
 //! Modes: `random` (a legal move chosen by a hash of the position: deterministic),
 //! `illegal` (answers a1a1), `hang` (never answers `go`), `crash` (exits on `go`),
 //! `crash-late` (plays legal moves, exits on its 5th `go`), `slow` (sleeps 3 s per move:
-//! loses on time at any clock under 3 s). Each `go` is noted on stderr (`fake-MODE: go N`),
-//! for the tests of `arbiter --log`.
+//! loses on time at any clock under 3 s), `mute` (never answers anything), `exit` (writes a
+//! line to stderr and exits at once), `noisy` (plays like `random` but writes invalid UTF-8
+//! and lines of hundreds of kilobytes), `once FILE` (the first process started with FILE plays
+//! like `random` and creates FILE; every later one is `mute`). Each `go` is noted on stderr
+//! (`fake-MODE: go N`), for the tests of `arbiter --log`.
 
 use std::io::{BufRead, Write};
 
 use arbiter::rules::{STARTPOS, from_uci, legal_moves, parse_position, to_uci};
 
 fn main() {
-    let mode = std::env::args().nth(1).unwrap_or_else(|| "random".into());
+    let mut mode = std::env::args().nth(1).unwrap_or_else(|| "random".into());
+    if mode == "exit" {
+        eprintln!("fake-exit: missing network file");
+        std::process::exit(1);
+    }
+    if mode == "once" {
+        let flag = std::env::args().nth(2).expect("once FILE");
+        let first = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(flag)
+            .is_ok();
+        mode = if first { "random" } else { "mute" }.into();
+    }
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
+    let noisy = mode == "noisy";
+    let long = "info string ".to_owned() + &"x".repeat(300_000);
     let mut board = parse_position(STARTPOS).expect("startpos");
     let mut gos = 0;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let words: Vec<&str> = line.split_whitespace().collect();
+        if mode == "mute" {
+            continue;
+        }
+        if noisy {
+            let _ = out.write_all(b"info string \xff\xfe not UTF-8\n");
+            let _ = writeln!(out, "{long}");
+        }
         match words.first().copied() {
             Some("uci") => {
                 let _ = writeln!(out, "id name fake-{mode}\nid author actuary tests\nuciok");
