@@ -134,6 +134,29 @@ mod tests {
         assert_eq!(a, run());
     }
 
+    /// Every core at once (Hogwild: workers share the tables without locks): the counters
+    /// stay consistent — every game taken from the cursor is counted, moves reach the
+    /// target — and the tables learn.
+    #[test]
+    fn every_core_trains_at_once() {
+        let _heavy = crate::heavy_test();
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .max(2);
+        let layout = Layout::parse("win23,phase=none").unwrap();
+        let t = Arc::new(Tables::new(layout, OPTIMISTIC_TOTAL, true).unwrap());
+        let c = Counters::default();
+        let plan = Plan {
+            threads,
+            block: "0xa5300000:100000".parse().unwrap(),
+            alpha: 1.0,
+        };
+        run_until(&t, &c, 20_000, plan, &AtomicBool::new(false));
+        assert!(c.moves.load(Relaxed) >= 20_000);
+        assert_eq!(c.games.load(Relaxed), c.cursor.load(Relaxed));
+        assert!(opening_value(&t) < 19.0);
+    }
+
     #[test]
     fn learning_moves_values_toward_returns() {
         let _heavy = crate::heavy_test();
