@@ -290,3 +290,286 @@ impl Default for Totals {
         Self::new()
     }
 }
+
+// ----- Results files ---------------------------------------------------------------------
+
+/// First line of a `calibrate residual` results file.
+pub const RESIDUAL_MAGIC: &str = "# actuary calibrate residual v1";
+
+/// Why a results file was refused. Messages name the file and the line.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}: {message}", path.display())]
+    Line {
+        path: std::path::PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+/// The histograms of a residual run and how they were made.
+#[derive(Clone, Debug)]
+pub struct ResidualFile {
+    /// `# key value` header lines (pool, positions, depth, lazy, tables, nodes, seconds).
+    pub meta: Vec<(String, String)>,
+    /// `[kind][bucket]`.
+    pub hist: Vec<[Histogram; 8]>,
+}
+
+impl ResidualFile {
+    pub fn meta(&self, key: &str) -> Option<&str> {
+        self.meta
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The text form: header, then every histogram with **every** bin, then `== end`.
+    pub fn to_text(&self) -> String {
+        let mut s = format!("{RESIDUAL_MAGIC}\n");
+        for (k, v) in &self.meta {
+            s.push_str(&format!("# {k} {v}\n"));
+        }
+        for kind in Kind::ALL {
+            for (b, h) in self.hist[kind as usize].iter().enumerate() {
+                s.push_str(&format!("== {} {b}\n", kind.name()));
+                s.push_str(&h.to_text());
+            }
+        }
+        s.push_str("== end\n");
+        s
+    }
+
+    /// Parse the text form; `path` names the file in errors.
+    pub fn from_text(text: &str, path: &std::path::Path) -> Result<Self, ResultsError> {
+        let err = |line: usize, message: String| ResultsError::Line {
+            path: path.to_owned(),
+            line,
+            message,
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.first().map(|l| l.trim_end()) != Some(RESIDUAL_MAGIC) {
+            return Err(err(
+                1,
+                format!("not a `calibrate residual` results file (expected `{RESIDUAL_MAGIC}`)"),
+            ));
+        }
+        let mut meta = Vec::new();
+        let mut i = 1;
+        while i < lines.len() && !lines[i].starts_with("==") {
+            if let Some(rest) = lines[i].strip_prefix("# ") {
+                let (k, v) = rest.split_once(' ').unwrap_or((rest, ""));
+                meta.push((k.to_owned(), v.to_owned()));
+            }
+            i += 1;
+        }
+        let mut hist = empty_histograms();
+        let mut seen = vec![[false; 8]; Kind::ALL.len()];
+        let mut ended = false;
+        while i < lines.len() {
+            let head = lines[i].trim_end();
+            let start = i + 1; // 1-based line of the section header
+            let rest = head.strip_prefix("== ").ok_or_else(|| {
+                err(
+                    start,
+                    format!("expected a `== kind bucket` line, found `{head}`"),
+                )
+            })?;
+            if rest == "end" {
+                ended = true;
+                break;
+            }
+            let (kname, bucket) = rest.split_once(' ').unwrap_or((rest, ""));
+            let kind = Kind::from_name(kname)
+                .ok_or_else(|| err(start, format!("unknown histogram `{kname}`")))?;
+            let b: usize = bucket
+                .parse()
+                .ok()
+                .filter(|b| *b < 8)
+                .ok_or_else(|| err(start, format!("bucket `{bucket}` is not 0..7")))?;
+            i += 1;
+            let body_start = i;
+            while i < lines.len() && !lines[i].starts_with("==") {
+                i += 1;
+            }
+            let body = lines[body_start..i].join("\n");
+            let h = Histogram::from_text(&body).map_err(|e| match e {
+                evidence::EvidenceError::Parse { line, message, .. } => err(
+                    if line == 0 {
+                        i.max(1)
+                    } else {
+                        body_start + line
+                    },
+                    format!("{} {b}: {message}", kind.name()),
+                ),
+                other => err(start, format!("{} {b}: {other}", kind.name())),
+            })?;
+            if h.binning() != hist[kind as usize][b].binning() {
+                return Err(err(
+                    start,
+                    format!("{} {b}: unexpected binning {:?}", kind.name(), h.binning()),
+                ));
+            }
+            hist[kind as usize][b] = h;
+            seen[kind as usize][b] = true;
+        }
+        if !ended {
+            return Err(err(
+                lines.len(),
+                "truncated: the file ends without its `== end` line".into(),
+            ));
+        }
+        for kind in Kind::ALL {
+            if let Some(b) = (0..8).find(|&b| !seen[kind as usize][b]) {
+                return Err(err(
+                    lines.len(),
+                    format!("histogram `{} {b}` is missing", kind.name()),
+                ));
+            }
+        }
+        Ok(Self { meta, hist })
+    }
+
+    pub fn load(path: &std::path::Path) -> Result<Self, ResultsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_text(&text, path)
+    }
+}
+
+/// One line per position: what its search contributed (the clusters of every bound).
+///
+/// ```text
+/// p <index> line <pool line> nodes <n>
+/// n <kind> <8 sample counts by bucket>        (residual runs)
+/// s <kind> <bucket> <value>:<count> ...       (with --per-position-samples)
+/// x <tier> <material bucket> <exits> <wrong>  (tier 0 super-lazy, 1 lazy; non-zero only)
+/// y <tier> <my> <opp> <exits> <wrong>
+/// e <material bucket> <super-lazy> <lazy> <full>
+/// ```
+pub fn positions_text(records: &[PositionRecord]) -> String {
+    let mut s = String::from("# actuary calibrate positions v1\n");
+    for r in records {
+        s.push_str(&format!(
+            "p {} line {} nodes {}\n",
+            r.index, r.line, r.nodes
+        ));
+        for kind in Kind::ALL {
+            let c = &r.sample_counts[kind as usize];
+            if c.iter().any(|&x| x > 0) {
+                let v: Vec<String> = c.iter().map(u64::to_string).collect();
+                s.push_str(&format!("n {} {}\n", kind.name(), v.join(" ")));
+            }
+        }
+        let mut last: Option<(Kind, u8)> = None;
+        for (&(kind, b, v), &n) in &r.samples {
+            if last != Some((kind, b)) {
+                if last.is_some() {
+                    s.push('\n');
+                }
+                s.push_str(&format!("s {} {b}", kind.name()));
+                last = Some((kind, b));
+            }
+            s.push_str(&format!(" {v}:{n}"));
+        }
+        if last.is_some() {
+            s.push('\n');
+        }
+        for t in 0..2 {
+            for b in 0..8 {
+                let c = r.safety.by_material[t][b];
+                if c.exits > 0 {
+                    s.push_str(&format!("x {t} {b} {} {}\n", c.exits, c.wrong));
+                }
+                for o in 0..8 {
+                    let c = r.safety.by_pair[t][b][o];
+                    if c.exits > 0 {
+                        s.push_str(&format!("y {t} {b} {o} {} {}\n", c.exits, c.wrong));
+                    }
+                }
+            }
+        }
+        for (b, e) in r.exits.iter().enumerate() {
+            if e.iter().any(|&x| x > 0) {
+                s.push_str(&format!("e {b} {} {} {}\n", e[0], e[1], e[2]));
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn sample_file() -> ResidualFile {
+        let mut hist = empty_histograms();
+        for (i, kind) in Kind::ALL.iter().enumerate() {
+            for (b, h) in hist[*kind as usize].iter_mut().enumerate() {
+                for v in -(b as i32)..=(i as i32 * 3) {
+                    h.add(v as f64);
+                }
+            }
+        }
+        hist[0][0].add(5000.0); // overflow survives the round trip
+        ResidualFile {
+            meta: vec![
+                ("pool".into(), "p.epd".into()),
+                ("depth".into(), "3".into()),
+            ],
+            hist,
+        }
+    }
+
+    #[test]
+    fn residual_file_round_trip() {
+        let f = sample_file();
+        let back = ResidualFile::from_text(&f.to_text(), Path::new("r.txt")).unwrap();
+        assert_eq!(back.meta, f.meta);
+        assert_eq!(back.hist, f.hist);
+        assert_eq!(back.meta("depth"), Some("3"));
+    }
+
+    #[test]
+    fn residual_file_errors_name_file_and_line() {
+        let text = sample_file().to_text();
+        let p = Path::new("res.txt");
+        let e = ResidualFile::from_text("hello\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("res.txt:1: not a `calibrate residual`"),
+            "{e}"
+        );
+        // truncated in the middle of a histogram
+        let cut: String = text.lines().take(5000).collect::<Vec<_>>().join("\n");
+        let e = ResidualFile::from_text(&cut, p).unwrap_err().to_string();
+        assert!(e.starts_with("res.txt:") && e.contains("missing"), "{e}");
+        // truncated at a section boundary: no `== end`
+        let cut = text.replace("== end\n", "");
+        let e = ResidualFile::from_text(&cut, p).unwrap_err().to_string();
+        assert!(e.contains("truncated"), "{e}");
+        // a corrupted count names its line
+        let line_no = text.lines().position(|l| l == "== king 3").unwrap() + 1;
+        let bad = text.replacen(
+            "== king 3\n# evidence-histogram v1\nbinning",
+            "== king 3\n# evidence-histogram v1\nbinnig",
+            1,
+        );
+        let e = ResidualFile::from_text(&bad, p).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("res.txt:{}:", line_no + 2)), "{e}");
+        let e = ResidualFile::from_text(&text.replacen("== lazy 1", "== lazy 9", 1), p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bucket `9`"), "{e}");
+    }
+}

@@ -9,6 +9,8 @@ use std::process::ExitCode;
 use crate::board::BoardError;
 
 pub mod bench;
+#[cfg(feature = "calibration")]
+pub mod calibrate;
 pub mod perft;
 pub mod pool;
 pub mod suite;
@@ -29,6 +31,10 @@ pub enum Tool {
     /// Build calibration position pools from fixed-node self-play (stratified by material
     /// bucket, quiet, deduplicated; a calibration pool and a disjoint hold-out pool).
     Pool(pool::PoolArgs),
+    /// Lazy-evaluation calibration: residual histograms, percentiles, margin tables, margin
+    /// safety (Wilson and position-clustered bootstrap) and exit rates.
+    #[cfg(feature = "calibration")]
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 impl Tool {
@@ -40,6 +46,8 @@ impl Tool {
             Tool::PerftSuite(a) => a.run(),
             Tool::Suite(a) => a.run(),
             Tool::Pool(a) => a.run(),
+            #[cfg(feature = "calibration")]
+            Tool::Calibrate(a) => a.run(),
         }
     }
 }
@@ -61,6 +69,9 @@ pub enum ToolError {
     Pool(#[from] pool::PoolError),
     #[error(transparent)]
     Tables(#[from] crate::eval::lazy::TablesError),
+    #[cfg(feature = "calibration")]
+    #[error(transparent)]
+    Calibrate(#[from] calibrate::CalibError),
 }
 
 /// A whole input file, or an error naming it.
