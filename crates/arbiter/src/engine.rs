@@ -44,7 +44,7 @@ pub enum EngineSpecError {
     MissingCmd,
     #[error("`{0}=` is empty; give a value")]
     Empty(&'static str),
-    #[error("`{0}` holds a control character (a line break would split the UCI command)")]
+    #[error("{0:?} holds a control character (a line break would split the UCI command)")]
     ControlCharacter(String),
 }
 

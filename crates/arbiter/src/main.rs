@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use arbiter::book::Book;
-use arbiter::engine::{EngineField, EngineSpec};
+use arbiter::engine::EngineSpec;
 use arbiter::game::{Adjudication, GameConfig, Limit};
 use arbiter::rules::{STARTPOS, parse_position};
 use arbiter::sprt::SprtParam;
@@ -36,7 +36,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 /// the book is read and checked, and --report, --pgn and --log are checked writable; any
 /// failure there refuses the match with one line on stderr and exit status 2. A match that
 /// cannot go on (a PGN write fails, an engine can no longer be started) stops with exit
-/// status 1; the games played so far are in the PGN.
+/// status 1; the games counted so far are in the PGN, whole. A report that cannot be
+/// written at the end goes to stdout instead (exit status 1). A closed stdout ends quietly.
 ///
 /// Example: a gauntlet at 10+0.1, two games at a time, openings from a book:
 ///
@@ -51,8 +52,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 struct Cli {
     /// An engine: name=NAME cmd=PATH [arg=ARG ...] [option.NAME=VALUE ...] (the name defaults
     /// to the command's file name; options are sent with setoption). Give two or more.
-    #[arg(long, value_name = "KEY=VALUE", num_args = 1.., required = true, value_parser = parse_engine_field)]
-    engine: Vec<EngineField>,
+    #[arg(long, value_name = "KEY=VALUE", num_args = 1.., required = true)]
+    engine: Vec<String>,
     /// Openings: an EPD/FEN file, one position per line (each played twice, colours swapped);
     /// the start position when omitted. Blank and `#` lines are ignored; a line that is not a
     /// legal position refuses the book; positions where the game is already over (mate,
@@ -63,24 +64,25 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = BookOrder::Random)]
     book_order: BookOrder,
     /// Seed of the random book order.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seed: u64,
     /// Time control BASE+INC in seconds, e.g. 10+0.1 (BASE alone: no increment);
     /// 0.001 <= BASE <= 86400, 0 <= INC <= 3600.
-    #[arg(long, value_name = "BASE+INC", value_parser = parse_tc)]
+    #[arg(long, value_name = "BASE+INC", value_parser = parse_tc, allow_hyphen_values = true)]
     tc: Option<Limit>,
     /// Fixed nodes per move (instead of a clock).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
     nodes: Option<u64>,
     /// Fixed depth per move (instead of a clock), 1 to 1000.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64),
+          allow_negative_numbers = true)]
     depth: Option<u32>,
     /// Games per engine pair (rounded up to an even number: game pairs), 1 to 100000000.
-    #[arg(long, default_value_t = 100,
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..=MAX_GAMES as i64))]
     games: u32,
     /// Games played at the same time, 1 to 256.
-    #[arg(long, default_value_t = 1,
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
               .range(1..=MAX_CONCURRENCY as u64))]
     concurrency: usize,
@@ -105,19 +107,19 @@ struct Cli {
     #[arg(long)]
     round_robin: bool,
     /// Clock tolerance before a time forfeit, ms, 0 to 60000.
-    #[arg(long, value_name = "MS", default_value_t = 50,
+    #[arg(long, value_name = "MS", default_value_t = 50, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(0..=MAX_TIME_MARGIN_MS))]
     timemargin: u64,
     /// Seconds an engine may take to answer the UCI handshake, or a fixed nodes/depth search,
     /// before it counts as hung, 1 to 86400.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60,
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..=MAX_HANG_TIMEOUT_SECONDS))]
     hang_timeout: u64,
     /// Score adjudication (off by default): RESIGN_CP,RESIGN_MOVES,DRAW_CP,DRAW_MOVES,DRAW_AFTER,
     /// e.g. 1000,3,10,8,40 (resign when both engines see ≥ RESIGN_CP for RESIGN_MOVES moves each;
     /// draw when both see |score| ≤ DRAW_CP for DRAW_MOVES moves each after DRAW_AFTER moves;
     /// 1 <= RESIGN_CP <= 30000, 0 <= DRAW_CP <= 30000, a count of 0 turns its rule off).
-    #[arg(long, value_name = "LIST", value_parser = parse_adjudication)]
+    #[arg(long, value_name = "LIST", value_parser = parse_adjudication, allow_hyphen_values = true)]
     adjudicate: Option<Adjudication>,
     /// The PGN Event tag and the report's title.
     #[arg(long, default_value = "actuary match")]
@@ -134,10 +136,6 @@ enum BookOrder {
     Random,
     /// In file order.
     Sequential,
-}
-
-fn parse_engine_field(w: &str) -> Result<EngineField, arbiter::engine::EngineSpecError> {
-    w.parse()
 }
 
 fn parse_tc(s: &str) -> Result<Limit, arbiter::game::TcError> {
@@ -202,15 +200,17 @@ fn real_main() -> Result<(), Failure> {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // clap keeps the values of each `--engine` occurrence together: one group per engine.
-    let groups: Vec<Vec<EngineField>> = matches
-        .get_occurrences::<EngineField>("engine")
+    // The words are parsed here rather than by clap so that the message quotes a word with a
+    // line break on one line.
+    let groups: Vec<Vec<String>> = matches
+        .get_occurrences::<String>("engine")
         .map(|o| o.map(|g| g.cloned().collect()).collect())
         .unwrap_or_default();
     debug_assert_eq!(cli.engine.len(), groups.iter().map(Vec::len).sum::<usize>());
     let engines: Vec<EngineSpec> = groups
         .into_iter()
-        .map(|fields| {
-            EngineSpec::from_fields(fields).unwrap_or_else(|e| {
+        .map(|words| {
+            EngineSpec::parse(&words).unwrap_or_else(|e| {
                 usage_error(ErrorKind::ValueValidation, format!("--engine: {e}"))
             })
         })

@@ -3,7 +3,8 @@
 //! - The report (`--report`) is replaced atomically after the match; before the match its
 //!   path must be absent or a regular file (a symbolic link is followed) in a directory where
 //!   files can be created.
-//! - The PGN (`--pgn`) is append-only: one `write_all` per game, the file locked for the match
+//! - The PGN (`--pgn`) is append-only: one `write_all` per record (the two games of a pair),
+//!   the file locked for the match
 //!   (a second arbiter on the same file is refused), and a failed write cut back to the last
 //!   whole game. It may also be a character device (`/dev/null`) or a pipe with a reader.
 //! - The log directory (`--log`) is created and must accept files.
@@ -169,8 +170,8 @@ impl PgnWriter {
         &self.path
     }
 
-    /// Append one whole game with a single `write_all`. On failure a regular file is cut
-    /// back to its length before the write, so it never ends inside a game.
+    /// Append one whole record (games) with a single `write_all`. On failure a regular file is
+    /// cut back to its length before the write, so it never ends inside a game.
     pub fn append(&self, game: &str) -> std::io::Result<()> {
         let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
         let (f, separator) = &mut *guard;

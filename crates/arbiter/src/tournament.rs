@@ -378,11 +378,14 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
                 }
             };
             if let Some(w) = &pgn {
-                let written = [&g1, &g2].into_iter().enumerate().try_for_each(|(i, g)| {
+                // The pair is the unit of the score (pentanomial): one write for both games,
+                // so the PGN holds exactly the games counted.
+                let mut record = String::new();
+                for (i, g) in [&g1, &g2].into_iter().enumerate() {
                     let round = format!("{}.{}", k + 1, i + 1);
-                    w.append(&crate::pgn::write(g, &cfg.event, &round, &tc))
-                });
-                if let Err(source) = written {
+                    record.push_str(&crate::pgn::write(g, &cfg.event, &round, &tc));
+                }
+                if let Err(source) = w.append(&record) {
                     fail(Fault::Pgn {
                         path: w.path().to_owned(),
                         source,

@@ -249,3 +249,152 @@ fn sprt_stops_with_a_decision() {
         "{text}"
     );
 }
+
+/// Run the arbiter with `args` through `sh -c "PREFIX; exec arbiter ARGS"`: (status, stdout,
+/// stderr, seconds).
+fn run_raw(prefix: &str, args: &[String]) -> (std::process::ExitStatus, String, String, f64) {
+    let quoted: Vec<String> = std::iter::once(arbiter().to_owned())
+        .chain(args.iter().cloned())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let t0 = std::time::Instant::now();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{prefix}\nexec {}", quoted.join(" ")))
+        .output()
+        .expect("sh");
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(!se.contains("panicked"), "{se}");
+    (out.status, so, se, t0.elapsed().as_secs_f64())
+}
+
+#[test]
+fn a_full_disk_stops_the_match_and_the_pgn_keeps_only_whole_games() {
+    let tmp = tmp("full");
+    let pgn = tmp.path().join("full.pgn");
+    let mut args = engine("a", fake(), Some("random"));
+    args.extend(engine("b", fake(), Some("random")));
+    args.extend(s(&["--nodes", "10", "--games", "40", "--quiet", "--pgn"]));
+    args.push(pgn.display().to_string());
+    // A file-size limit of 25 kB (dash counts 512-byte blocks) plays the full disk: writes past it fail with EFBIG
+    // (SIGXFSZ ignored, as the shell passes it on).
+    let (status, stdout, stderr, _) = run_raw("trap '' XFSZ; ulimit -f 50", &args);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    let line = stderr.lines().find(|l| l.starts_with("error:")).unwrap();
+    assert!(
+        line.contains("cannot write the PGN") && line.contains("File too large"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    let games = text.matches("[Event ").count();
+    assert!(
+        games >= 2 && games.is_multiple_of(2),
+        "{games} games:\n{text}"
+    );
+    // Every game is whole (the torn write was cut back), and the message counts exactly them.
+    assert!(text.ends_with("\n\n"));
+    assert_eq!(
+        text.matches("\n1-0\n\n").count()
+            + text.matches("\n0-1\n\n").count()
+            + text.matches("\n1/2-1/2\n\n").count()
+            + text.matches(" 1-0\n\n").count()
+            + text.matches(" 0-1\n\n").count()
+            + text.matches(" 1/2-1/2\n\n").count(),
+        games,
+        "{text}"
+    );
+    assert!(
+        line.contains(&format!("stopped after {games} games")),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_report_quietly() {
+    let mut args = engine("a", fake(), Some("random"));
+    args.extend(engine("b", fake(), Some("random")));
+    args.extend(s(&["--nodes", "10", "--games", "2", "--quiet"]));
+    // stdout is a pipe whose reader has gone: writing the report meets EPIPE.
+    let out = Command::new(arbiter())
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map(|mut c| {
+            drop(c.stdout.take()); // the reader goes away before the report is written
+            c.wait_with_output().unwrap()
+        })
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("error"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("| a vs b | 2 |"), "{stderr}");
+}
+
+#[test]
+fn in_game_handshakes_obey_the_hang_timeout_and_noisy_engines_play_on() {
+    let tmp = tmp("handshake");
+    let flag = tmp.path().join("first-start");
+    // `once`: the check before the match passes, every later start never answers `uci`.
+    let mut args = engine("a", fake(), Some("noisy"));
+    args.extend([
+        "--engine".into(),
+        "name=b".into(),
+        format!("cmd={}", fake()),
+        "arg=once".into(),
+        format!("arg={}", flag.display()),
+    ]);
+    args.extend(s(&[
+        "--nodes",
+        "10",
+        "--games",
+        "2",
+        "--quiet",
+        "--hang-timeout",
+        "1",
+    ]));
+    let t0 = std::time::Instant::now();
+    let (report, text) = run(&args);
+    let secs = t0.elapsed().as_secs_f64();
+    let p = &report["pairs"][0];
+    assert_eq!(p["hangs"], serde_json::json!([0, 2]), "{text}");
+    assert_eq!(p["crashes"], serde_json::json!([0, 0]), "{text}");
+    assert_eq!(p["wins"], 2, "{text}");
+    // Two handshakes of 1 s each, not the 10 s the arbiter used to wait.
+    assert!(secs < 6.0, "took {secs:.1} s");
+    // The noisy engine (invalid UTF-8, 300 kB lines) plays normal games.
+    let mut args = engine("noisy", fake(), Some("noisy"));
+    args.extend(engine("b", fake(), Some("random")));
+    args.extend(s(&["--nodes", "10", "--games", "2", "--quiet"]));
+    let (report, text) = run(&args);
+    let p = &report["pairs"][0];
+    for k in ["crashes", "hangs", "illegalMoves", "timeLosses"] {
+        assert_eq!(p[k], serde_json::json!([0, 0]), "{k}: {text}");
+    }
+}
+
+#[test]
+fn an_engine_that_can_no_longer_be_started_stops_the_match_instead_of_losing() {
+    let tmp = tmp("vanish");
+    let copy = tmp.path().join("engine");
+    std::fs::copy(fake(), &copy).unwrap();
+    // `vanish` deletes its own file when started: the check before the match passes, the
+    // first game cannot start it.
+    let mut args = engine("a", fake(), Some("random"));
+    args.extend(engine("b", copy.to_str().unwrap(), Some("vanish")));
+    args.extend(s(&["--nodes", "10", "--games", "4", "--quiet"]));
+    let (status, stdout, stderr, _) = run_raw("", &args);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("error: the match stopped after 0 games: engine `b`: cannot start"),
+        "{stderr}"
+    );
+}

@@ -6,7 +6,8 @@
 //! loses on time at any clock under 3 s), `mute` (never answers anything), `exit` (writes a
 //! line to stderr and exits at once), `noisy` (plays like `random` but writes invalid UTF-8
 //! and lines of hundreds of kilobytes), `once FILE` (the first process started with FILE plays
-//! like `random` and creates FILE; every later one is `mute`). Each `go` is noted on stderr
+//! like `random` and creates FILE; every later one is `mute`), `vanish` (deletes its own
+//! executable file at start, then plays like `random`). Each `go` is noted on stderr
 //! (`fake-MODE: go N`), for the tests of `arbiter --log`.
 
 use std::io::{BufRead, Write};
@@ -27,6 +28,11 @@ fn main() {
             .open(flag)
             .is_ok();
         mode = if first { "random" } else { "mute" }.into();
+    }
+    if mode == "vanish" {
+        let me = std::env::current_exe().expect("own path");
+        std::fs::remove_file(me).expect("remove own executable");
+        mode = "random".into();
     }
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
