@@ -16,6 +16,7 @@ mod mechanics;
 mod output;
 mod play;
 mod screen;
+mod serve;
 
 /// Drop7 (Hardcore, headless): an engine bit-identical to the drop7-bench reference
 /// simulator, its fair expectimax search, n-tuple learning, paired screens and a seed ledger.
@@ -56,6 +57,9 @@ enum Command {
     Search(inspect::SearchArgs),
     /// Serve a policy over the D7P line protocol on stdin/stdout.
     D7p(inspect::D7pArgs),
+    /// Serve a local web page: play with the engine's advice, replay recorded games, browse
+    /// screens and training runs under --dir.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
         Command::Leaf(a) => inspect::leaf(a),
         Command::Search(a) => inspect::search(a),
         Command::D7p(a) => inspect::d7p(a),
+        Command::Serve(a) => serve::serve(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

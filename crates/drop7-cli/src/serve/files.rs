@@ -1,0 +1,179 @@
+//! The results directory: paths from requests resolved inside it (never outside: no `..`,
+//! no absolute paths, symlinks resolved and the result checked against the canonical root),
+//! and what it holds — results files, screens, training runs — found by a bounded walk.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::ApiError;
+
+/// Directories deeper than this below the root are not walked.
+const MAX_DEPTH: usize = 6;
+/// Entries looked at in one walk, at most.
+const MAX_ENTRIES: usize = 20_000;
+
+/// The canonical root every request path is resolved in.
+#[derive(Debug, Clone)]
+pub struct Root {
+    pub dir: PathBuf,
+}
+
+impl Root {
+    pub fn new(dir: &Path) -> anyhow::Result<Self> {
+        let dir = dir
+            .canonicalize()
+            .map_err(|e| anyhow::anyhow!("--dir {}: {e}", dir.display()))?;
+        if !dir.is_dir() {
+            anyhow::bail!("--dir {}: not a directory", dir.display());
+        }
+        Ok(Self { dir })
+    }
+
+    /// A request's relative path, checked: relative, plain components only, and after
+    /// resolving every symlink still inside the root. 400 for a malformed path, 403 for one
+    /// that leads outside, 404 for one that does not exist.
+    pub fn resolve(&self, rel: &str) -> Result<PathBuf, ApiError> {
+        if rel.is_empty() {
+            return Err(ApiError::bad("empty path"));
+        }
+        if rel.contains('\0') || rel.contains('\\') {
+            return Err(ApiError::bad(format!("bad path `{rel}`")));
+        }
+        let p = Path::new(rel);
+        for c in p.components() {
+            match c {
+                Component::Normal(_) | Component::CurDir => {}
+                Component::ParentDir => {
+                    return Err(ApiError::forbidden(format!(
+                        "path `{rel}`: `..` is not allowed; paths are relative to the results directory"
+                    )));
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(ApiError::forbidden(format!(
+                        "path `{rel}`: absolute paths are not allowed; paths are relative to the results directory"
+                    )));
+                }
+            }
+        }
+        let joined = self.dir.join(p);
+        let real = joined.canonicalize().map_err(|_| {
+            ApiError::not_found(format!("no file `{rel}` in the results directory"))
+        })?;
+        if !real.starts_with(&self.dir) {
+            return Err(ApiError::forbidden(format!(
+                "path `{rel}` leads outside the results directory"
+            )));
+        }
+        Ok(real)
+    }
+
+    /// `path` relative to the root, with `/` separators (for the page and for links).
+    pub fn rel(&self, path: &Path) -> String {
+        path.strip_prefix(&self.dir)
+            .unwrap_or(path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Every regular file under the root (symlinks followed only when they stay inside),
+    /// sorted, bounded in depth and count.
+    pub fn walk(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut seen = 0usize;
+        let mut stack = vec![(self.dir.clone(), 0usize)];
+        let mut visited = std::collections::HashSet::new();
+        while let Some((dir, depth)) = stack.pop() {
+            if !visited.insert(dir.clone()) {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+            entries.sort();
+            for path in entries {
+                seen += 1;
+                if seen > MAX_ENTRIES {
+                    return out;
+                }
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                if name.as_deref().is_none_or(|n| n.starts_with('.')) {
+                    continue;
+                }
+                let Ok(real) = path.canonicalize() else {
+                    continue;
+                };
+                if !real.starts_with(&self.dir) {
+                    continue;
+                }
+                if real.is_dir() {
+                    if depth < MAX_DEPTH {
+                        stack.push((real, depth + 1));
+                    }
+                } else if real.is_file() {
+                    out.push(real);
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// Whether a file name ends in one of `exts` (without the dot).
+pub fn has_ext(path: &Path, exts: &[&str]) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| exts.contains(&e))
+}
+
+/// The media type of a file served as it is, or `None` for kinds not served.
+pub fn content_type(path: &Path) -> Option<&'static str> {
+    Some(match path.extension()?.to_str()? {
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "json" => "application/json",
+        "jsonl" => "application/x-ndjson; charset=utf-8",
+        "md" | "txt" => "text/plain; charset=utf-8",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_inside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("r");
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(d.join("sub/a.json"), "{}").unwrap();
+        std::fs::write(tmp.path().join("secret.json"), "{}").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(tmp.path().join("secret.json"), d.join("out.json")).unwrap();
+            std::os::unix::fs::symlink(d.join("sub/a.json"), d.join("in.json")).unwrap();
+        }
+        let root = Root::new(&d).unwrap();
+        assert!(root.resolve("sub/a.json").is_ok());
+        assert!(root.resolve("./sub/a.json").is_ok());
+        for (bad, status) in [
+            ("../secret.json", 403),
+            ("sub/../../secret.json", 403),
+            ("/etc/passwd", 403),
+            ("nothing.json", 404),
+            ("", 400),
+            #[cfg(unix)]
+            ("out.json", 403),
+        ] {
+            assert_eq!(root.resolve(bad).unwrap_err().status, status, "{bad}");
+        }
+        #[cfg(unix)]
+        assert!(root.resolve("in.json").is_ok());
+        let files: Vec<String> = root.walk().iter().map(|p| root.rel(p)).collect();
+        assert_eq!(files, ["sub/a.json"]);
+    }
+}

@@ -1,0 +1,357 @@
+//! `drop7 serve`: one embedded page and a JSON API over the library, on a local port.
+//!
+//! The API is stateless: the page keeps a game as its seed and the columns played, and the
+//! server replays them on every request (millions of moves a second). Everything read from
+//! disk is under `--dir` (see [`files::Root`]); the page, its script and its style are
+//! compiled into the binary (no CDN, no build step).
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use clap::Args;
+use serde_json::{Value, json};
+use tiny_http::{Header, Method, Request, Response, Server};
+
+use crate::args::ModelArg;
+
+mod api;
+mod files;
+mod frames;
+
+const INDEX_HTML: &str = include_str!("../../assets/index.html");
+const APP_JS: &str = include_str!("../../assets/app.js");
+const APP_CSS: &str = include_str!("../../assets/app.css");
+
+/// The largest request body accepted (a saved game of 2,000 moves is about 1 MB).
+const MAX_BODY: usize = 8 << 20;
+/// Request-handling threads (a search holds one while it thinks).
+const WORKERS: usize = 4;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Results directory to browse: `play` results files, screen directories and reports,
+    /// training runs (progress.jsonl), figures. Nothing outside it is ever read.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    dir: PathBuf,
+    /// TCP port; 0 picks a free one (the address is printed on stdout).
+    #[arg(long, default_value_t = 8077)]
+    port: u16,
+    /// Address to listen on. The default serves this machine only; another address exposes
+    /// the results directory to the network.
+    #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
+    bind: IpAddr,
+    #[command(flatten)]
+    model: ModelArg,
+}
+
+/// An API failure: an HTTP status and one line for the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: u16,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
+    }
+    pub fn bad(message: impl Into<String>) -> Self {
+        Self::new(400, message)
+    }
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(403, message)
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(404, message)
+    }
+}
+
+/// What every request handler shares.
+pub struct Ctx {
+    pub root: files::Root,
+    /// The operator's `--model` (any path: it came from the command line, not a request).
+    pub model: Option<PathBuf>,
+    /// Model files loaded once: tables and SHA-256.
+    pub models: Mutex<HashMap<PathBuf, api::Model>>,
+    /// Replayed games by (policy, seed).
+    pub replays: Mutex<HashMap<(String, u32), Arc<Value>>>,
+    /// Accept only loopback Host headers (a guard against DNS rebinding) when listening on
+    /// loopback.
+    pub loopback: bool,
+}
+
+pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    let root = files::Root::new(&a.dir)?;
+    let addr = SocketAddr::new(a.bind, a.port);
+    let server = Server::http(addr).map_err(|e| anyhow::anyhow!("--bind/--port {addr}: {e}"))?;
+    let bound = server
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| anyhow::anyhow!("listening on {addr}: not an IP address"))?;
+    let ctx = Arc::new(Ctx {
+        root,
+        model: a.model.model.clone(),
+        models: Mutex::new(HashMap::new()),
+        replays: Mutex::new(HashMap::new()),
+        loopback: a.bind.is_loopback(),
+    });
+    let host = match bound.ip() {
+        IpAddr::V6(ip) => format!("[{ip}]"),
+        IpAddr::V4(ip) => ip.to_string(),
+    };
+    crate::output::print_line(&format!(
+        "drop7 serve: http://{host}:{}/ (results: {})",
+        bound.port(),
+        ctx.root.dir.display()
+    ))?;
+    if !a.bind.is_loopback() {
+        eprintln!(
+            "note: listening on {bound}: anyone who can reach it can read {}",
+            ctx.root.dir.display()
+        );
+    }
+    let server = Arc::new(server);
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|_| {
+            let (server, ctx) = (server.clone(), ctx.clone());
+            std::thread::spawn(move || {
+                while let Ok(req) = server.recv() {
+                    handle(&ctx, req);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        let _ = w.join();
+    }
+    Ok(())
+}
+
+fn header(name: &str, value: &str) -> Header {
+    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("a valid header")
+}
+
+/// A response body and its media type.
+pub enum Body {
+    Json(Value),
+    Bytes(Vec<u8>, &'static str),
+}
+
+fn respond(req: Request, status: u16, body: Body) {
+    let (bytes, kind) = match body {
+        Body::Json(v) => (v.to_string().into_bytes(), "application/json"),
+        Body::Bytes(b, k) => (b, k),
+    };
+    let resp = Response::from_data(bytes)
+        .with_status_code(status)
+        .with_header(header("Content-Type", kind))
+        .with_header(header("Cache-Control", "no-store"))
+        .with_header(header("X-Content-Type-Options", "nosniff"))
+        // files from the results directory are shown, never run
+        .with_header(header(
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
+        ));
+    let _ = req.respond(resp);
+}
+
+/// The host part of a Host header (`name`, `name:port`, `[v6]:port`).
+fn host_name(h: &str) -> &str {
+    if let Some(rest) = h.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("");
+    }
+    h.rsplit_once(':').map_or(h, |(name, _)| name)
+}
+
+fn loopback_host(h: &str) -> bool {
+    let name = host_name(h.trim());
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn handle(ctx: &Ctx, mut req: Request) {
+    if ctx.loopback {
+        let host = req
+            .headers()
+            .iter()
+            .find(|h| h.field.equiv("Host"))
+            .map(|h| h.value.as_str().to_owned());
+        if let Some(h) = host
+            && !loopback_host(&h)
+        {
+            let e = ApiError::forbidden(format!(
+                "Host `{h}` refused: this server answers only to localhost names"
+            ));
+            return respond(req, e.status, error_body(&e));
+        }
+    }
+    let url = req.url().to_owned();
+    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+    let path = path.to_owned();
+    let params = match parse_query(query) {
+        Ok(p) => p,
+        Err(e) => return respond(req, e.status, error_body(&e)),
+    };
+    let method = req.method().clone();
+    let body = if method == Method::Post {
+        match read_body(&mut req) {
+            Ok(b) => Some(b),
+            Err(e) => return respond(req, e.status, error_body(&e)),
+        }
+    } else {
+        None
+    };
+    let result = route(ctx, &method, &path, &params, body.as_deref());
+    match result {
+        Ok(b) => respond(req, 200, b),
+        Err(e) => respond(req, e.status, error_body(&e)),
+    }
+}
+
+fn error_body(e: &ApiError) -> Body {
+    Body::Json(json!({"error": e.message, "status": e.status}))
+}
+
+fn read_body(req: &mut Request) -> Result<String, ApiError> {
+    if req.body_length().is_some_and(|n| n > MAX_BODY) {
+        return Err(ApiError::new(
+            413,
+            format!("request body over {MAX_BODY} bytes"),
+        ));
+    }
+    let mut buf = Vec::new();
+    req.as_reader()
+        .take(MAX_BODY as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| ApiError::bad(format!("reading the request body: {e}")))?;
+    if buf.len() > MAX_BODY {
+        return Err(ApiError::new(
+            413,
+            format!("request body over {MAX_BODY} bytes"),
+        ));
+    }
+    String::from_utf8(buf).map_err(|_| ApiError::bad("the request body is not UTF-8"))
+}
+
+/// Query parameters, percent-decoded (`+` is a space).
+pub type Params = HashMap<String, String>;
+
+fn parse_query(q: &str) -> Result<Params, ApiError> {
+    let mut out = Params::new();
+    for pair in q.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        out.insert(percent_decode(k)?, percent_decode(v)?);
+    }
+    Ok(out)
+}
+
+fn percent_decode(s: &str) -> Result<String, ApiError> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| ApiError::bad(format!("bad percent-escape in `{s}`")))?;
+                out.push(hex);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| ApiError::bad("a query parameter is not UTF-8"))
+}
+
+fn route(
+    ctx: &Ctx,
+    method: &Method,
+    path: &str,
+    p: &Params,
+    body: Option<&str>,
+) -> Result<Body, ApiError> {
+    let get = *method == Method::Get || *method == Method::Head;
+    let asset = |text: &str, kind: &'static str| Body::Bytes(text.as_bytes().to_vec(), kind);
+    let only_get = |b: Result<Body, ApiError>| {
+        if get {
+            b
+        } else {
+            Err(ApiError::new(405, format!("{path} answers GET only")))
+        }
+    };
+    match path {
+        "/" | "/index.html" => only_get(Ok(asset(INDEX_HTML, "text/html; charset=utf-8"))),
+        "/app.js" => only_get(Ok(asset(APP_JS, "text/javascript; charset=utf-8"))),
+        "/app.css" => only_get(Ok(asset(APP_CSS, "text/css; charset=utf-8"))),
+        "/api/load" => match body {
+            Some(b) => api::load(b).map(Body::Json),
+            None => Err(ApiError::new(
+                405,
+                "/api/load takes POST with a saved trace",
+            )),
+        },
+        _ if path.starts_with("/files/") => only_get(api::raw_file(ctx, &path["/files/".len()..])),
+        _ if path.starts_with("/api/") => {
+            let handler: fn(&Ctx, &Params) -> Result<Body, ApiError> = match path {
+                "/api/info" => |c, _| api::info(c).map(Body::Json),
+                "/api/new" => |_, p| api::new_game(p).map(Body::Json),
+                "/api/game" => |_, p| api::game(p).map(Body::Json),
+                "/api/trace" => |_, p| api::trace(p),
+                "/api/step" => |_, p| api::step(p).map(Body::Json),
+                "/api/advice" => |c, p| api::advice(c, p).map(Body::Json),
+                "/api/files" => |c, _| api::results_files(c).map(Body::Json),
+                "/api/games" => |c, p| api::games(c, p).map(Body::Json),
+                "/api/replay" => |c, p| api::replay(c, p).map(Body::Json),
+                "/api/runs" => |c, _| api::runs(c).map(Body::Json),
+                "/api/screen" => |c, p| api::screen(c, p).map(Body::Json),
+                "/api/pair" => |c, p| api::pair(c, p).map(Body::Json),
+                "/api/training" => |c, p| api::training(c, p).map(Body::Json),
+                "/api/training.svg" => api::training_svg,
+                _ => return Err(ApiError::not_found(format!("no such API: {path}"))),
+            };
+            if !get {
+                return Err(ApiError::new(405, format!("{path} answers GET only")));
+            }
+            handler(ctx, p)
+        }
+        _ => Err(ApiError::not_found(format!("no such page: {path}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_and_hosts() {
+        let q = parse_query("a=1&b=x%2Fy+z&c").unwrap();
+        assert_eq!(q["a"], "1");
+        assert_eq!(q["b"], "x/y z");
+        assert_eq!(q["c"], "");
+        assert!(parse_query("a=%zz").is_err());
+        assert!(parse_query("a=%2").is_err());
+        for h in [
+            "localhost:8077",
+            "127.0.0.1:1",
+            "[::1]:80",
+            "LOCALHOST",
+            "127.0.0.1",
+        ] {
+            assert!(loopback_host(h), "{h}");
+        }
+        for h in ["evil.example:8077", "10.0.0.1", "[2001:db8::1]:80", ""] {
+            assert!(!loopback_host(h), "{h}");
+        }
+    }
+}
