@@ -750,13 +750,18 @@ fn read_json(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
-/// A screen report (any format version), its arms named `name` (v1 wrote `policy`).
+/// A screen report (any format version; not the `screen.json` manifest, whose arms are
+/// names), its arms named `name` (v1 wrote `policy`).
 fn is_report(v: &Value) -> bool {
     v["format"]
         .as_str()
         .is_some_and(|f| f.starts_with("actuary-drop7-screen"))
-        && v["arms"].is_array()
-        && v["contrasts"].is_array()
+        && v["arms"]
+            .as_array()
+            .is_some_and(|a| a.iter().all(Value::is_object))
+        && v["contrasts"]
+            .as_array()
+            .is_some_and(|c| c.iter().all(Value::is_object))
 }
 
 fn arm_name(a: &Value) -> String {
