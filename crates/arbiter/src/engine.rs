@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -252,26 +252,49 @@ impl Engine {
             })?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = channel();
-        std::thread::spawn(move || read_lines(stdout, |line| tx.send(line).is_ok()));
-        let stderr_tail = child.stderr.take().map(|err| {
-            let tail = Arc::new(Mutex::new((Vec::new(), false)));
-            let keep = Arc::clone(&tail);
-            std::thread::spawn(move || {
-                read_lines(err, |line| {
-                    let mut t = keep.lock().unwrap_or_else(|p| p.into_inner());
-                    if !line.trim().is_empty() {
-                        if t.0.len() == 3 {
-                            t.0.remove(0);
-                        }
-                        t.0.push(line.chars().take(300).collect());
-                    }
-                    true
-                });
-                keep.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
-            });
-            tail
-        });
+        // Bounded: an engine that floods its output while the arbiter is not reading it
+        // blocks on its pipe instead of filling the arbiter's memory.
+        let (tx, rx) = sync_channel(4096);
+        let thread_error = |e: std::io::Error| EngineError::Spawn {
+            cmd: spec.cmd.clone(),
+            reason: format!("no thread to read it: {e}"),
+        };
+        let reader = std::thread::Builder::new()
+            .name("engine-stdout".into())
+            .spawn(move || read_lines(stdout, |line| tx.send(line).is_ok()))
+            .map_err(thread_error);
+        let stderr_tail = child
+            .stderr
+            .take()
+            .map(|err| {
+                let tail = Arc::new(Mutex::new((Vec::new(), false)));
+                let keep = Arc::clone(&tail);
+                let spawned = std::thread::Builder::new()
+                    .name("engine-stderr".into())
+                    .spawn(move || {
+                        read_lines(err, |line| {
+                            let mut t = keep.lock().unwrap_or_else(|p| p.into_inner());
+                            if !line.trim().is_empty() {
+                                if t.0.len() == 3 {
+                                    t.0.remove(0);
+                                }
+                                t.0.push(line.chars().take(300).collect());
+                            }
+                            true
+                        });
+                        keep.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+                    });
+                spawned.map(|_| tail).map_err(thread_error)
+            })
+            .transpose();
+        let stderr_tail = match (stderr_tail, reader) {
+            (Ok(t), Ok(_)) => t,
+            (Err(e), _) | (_, Err(e)) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
         let mut e = Engine {
             spec: spec.clone(),
             child,

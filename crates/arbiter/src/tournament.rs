@@ -67,6 +67,8 @@ pub enum MatchError {
     Sprt(#[from] crate::sprt::SprtError),
     #[error("no openings")]
     NoOpenings,
+    #[error("opening {0}: {1}")]
+    BadOpening(usize, crate::rules::RulesError),
     #[error("opening {0} is a finished game ({1}); it cannot be played")]
     FinishedOpening(usize, &'static str),
     #[error("{flag} must be between {min} and {max} (got {got})")]
@@ -169,6 +171,9 @@ pub fn check_config(cfg: &MatchConfig) -> Result<(), MatchError> {
         return Err(MatchError::NoOpenings);
     }
     for (i, b) in cfg.openings.iter().enumerate() {
+        if let Err(e) = crate::rules::parse_position(&b.to_string()) {
+            return Err(MatchError::BadOpening(i + 1, e));
+        }
         if let Some(end) = crate::book::game_over(b) {
             return Err(MatchError::FinishedOpening(i + 1, end.describe()));
         }

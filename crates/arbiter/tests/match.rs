@@ -398,3 +398,32 @@ fn an_engine_that_can_no_longer_be_started_stops_the_match_instead_of_losing() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_report_that_cannot_be_written_after_the_match_goes_to_stdout() {
+    let tmp = tmp("report");
+    let sub = tmp.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let report = sub.join("r.json");
+    // The check before the match passes; then an engine removes the directory mid-match.
+    let mut args = engine("a", fake(), Some("random"));
+    args.extend([
+        "--engine".into(),
+        "name=b".into(),
+        format!("cmd={}", fake()),
+        "arg=remove".into(),
+        format!("arg={}", sub.display()),
+    ]);
+    args.extend(s(&["--nodes", "10", "--games", "2", "--quiet", "--report"]));
+    args.push(report.display().to_string());
+    let (status, stdout, stderr, _) = run_raw("", &args);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let line = stderr.lines().find(|l| l.starts_with("error:")).unwrap();
+    assert!(
+        line.contains(&format!("--report {}", report.display()))
+            && line.ends_with("the report was written to standard output instead"),
+        "{stderr}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["games"], 2);
+}

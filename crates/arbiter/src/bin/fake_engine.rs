@@ -7,7 +7,8 @@
 //! line to stderr and exits at once), `noisy` (plays like `random` but writes invalid UTF-8
 //! and lines of hundreds of kilobytes), `once FILE` (the first process started with FILE plays
 //! like `random` and creates FILE; every later one is `mute`), `vanish` (deletes its own
-//! executable file at start, then plays like `random`). Each `go` is noted on stderr
+//! executable file at start, then plays like `random`), `remove PATH` (plays like `random`
+//! and removes the directory PATH at its first `go`). Each `go` is noted on stderr
 //! (`fake-MODE: go N`), for the tests of `arbiter --log`.
 
 use std::io::{BufRead, Write};
@@ -28,6 +29,11 @@ fn main() {
             .open(flag)
             .is_ok();
         mode = if first { "random" } else { "mute" }.into();
+    }
+    let mut remove = None;
+    if mode == "remove" {
+        remove = std::env::args().nth(2);
+        mode = "random".into();
     }
     if mode == "vanish" {
         let me = std::env::current_exe().expect("own path");
@@ -74,6 +80,9 @@ fn main() {
             }
             Some("go") => {
                 gos += 1;
+                if let Some(dir) = remove.take() {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
                 eprintln!("fake-{mode}: go {gos}");
                 match mode.as_str() {
                     "hang" => continue,
