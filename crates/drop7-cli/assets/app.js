@@ -28,7 +28,7 @@ async function api(path, opts) {
   try {
     const r = await fetch(path, opts);
     const kind = r.headers.get('content-type') || '';
-    const body = kind.includes('json') ? await r.json() : await r.text();
+    const body = kind.startsWith('application/json') ? await r.json() : await r.text();
     if (!r.ok) throw new Error(body && body.error ? body.error : `HTTP ${r.status}`);
     return body;
   } catch (e) {
@@ -78,7 +78,7 @@ function renderBoard(board, digits, opt = {}) {
 
 function renderDisc(span, v) {
   span.textContent = v;
-  span.className = 'disc v' + v;
+  span.className = span.className.replace(/\s*\bv\d\b/g, '') + ' v' + v;
   span.dataset.v = String(v);
 }
 
