@@ -118,6 +118,7 @@ function setupPlay() {
     if (f) loadTrace(await f.text());
   });
   $('#advise').addEventListener('click', advise);
+  $('#leaf').addEventListener('click', leafTerms);
   $('#frame-prev').addEventListener('click', () => stepFrame(-1));
   $('#frame-next').addEventListener('click', () => stepFrame(1));
   $('#frame-play').addEventListener('click', () => animateFrames());
@@ -217,6 +218,7 @@ function stepFrame(d) {
 }
 
 function clearAdvice() {
+  $('#leaf-out').textContent = '';
   $$('#qrow .q').forEach((q) => { q.textContent = ''; q.className = 'q'; delete q.dataset.q; });
   $$('#drops .drop').forEach((b) => b.classList.remove('best'));
   $('#advice-out').textContent = '';
@@ -254,6 +256,15 @@ async function advise() {
   else if (d.qKind === 'one-ply') t += ' · one-ply value per column below (points)';
   else t += ' · this policy has no per-column values';
   out.textContent = t;
+}
+
+async function leafTerms() {
+  const d = await api(`/api/leaf?seed=${enc(play.seed)}&moves=${play.moves}`);
+  const box = $('#leaf-out');
+  box.textContent = '';
+  box.dataset.leaf = String(d.leaf);
+  box.append(el('p', { class: 'muted', text: `fair leaf ${fmt(d.leaf)} = Σ weight × raw term` }),
+    table(['term', 'weight', 'raw', 'weight × raw'], d.terms.map((t) => [t.name, t.weight, Number(t.raw.toFixed(3)), fmt(t.weight * t.raw)])));
 }
 
 async function save() {
@@ -462,11 +473,15 @@ async function comparePair(path) {
   const seed = $('#pair-seed').value;
   const contrast = $('#pair-contrast').value;
   $('#pair-go').disabled = true;
+  $('#replay-info').textContent = 're-playing both games…';
+  const note = el('span', { class: 'muted', id: 'pair-wait', text: ' re-playing both games (a deep search takes seconds per game)…' });
+  $('#pair-go').after(note);
   try {
     const d = await api(`/api/pair?screen=${enc(path)}&seed=${enc(seed)}&contrast=${enc(contrast)}`);
     showReplay([d.candidate, d.reference], d);
   } finally {
     $('#pair-go').disabled = false;
+    note.remove();
   }
 }
 

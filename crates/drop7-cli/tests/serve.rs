@@ -698,6 +698,20 @@ fn api_results_replays_screens_training_and_confinement() {
     ] {
         s.refused("GET", path, "", status, needle);
     }
+    // results of format v1 named the model by a path on another machine: --model of the same
+    // file name stands in for it
+    let v1_arm = "ntuple-1ply@%2Fwork%2Fruns%2Fpilot%2Ffinal-weights.bin";
+    s.refused(
+        "GET",
+        &format!("/api/replay?policy={v1_arm}&seed=5"),
+        "",
+        409,
+        "as --model",
+    );
+    let with_model = Serve::start(&root, &["--model", &model]);
+    let v = with_model.ok(&format!("/api/replay?policy={v1_arm}&seed=5"));
+    assert!(v["moves"].as_u64().unwrap() > 0);
+    drop(with_model);
     // a replay whose model is not under --dir
     drop(s);
     std::fs::remove_file(root.join("run/final-weights.bin")).unwrap();

@@ -391,6 +391,12 @@ fn browser_play_replay_screen_training() {
     }
     advise(&b, &game);
     b.screenshot("play");
+    // the fair leaf's terms on the same state
+    b.click("#leaf");
+    b.settle();
+    let terms = drop7::fair_leaf::fair_terms(&game.board, game.next, game.moves_remaining);
+    let leaf: f64 = b.data("#leaf-out", "leaf").parse().unwrap();
+    assert_eq!(leaf, drop7::fair_leaf::combine(&terms));
     // the last move step by step: back to its first frame, then through to the end
     b.click("#frame-prev");
     let n_frames = b.js("return play.frames.length").as_u64().unwrap();

@@ -346,10 +346,18 @@ fn model_for(ctx: &Ctx, named: Option<&Path>) -> Result<Model, ApiError> {
         return load_model(ctx, named);
     }
     if named.is_absolute() {
+        // results of format v1 named a model by its path on the machine that played them:
+        // the operator's --model of the same file name stands in (no hash to check it by)
+        if let Some(m) = &ctx.model
+            && m.file_name().is_some()
+            && m.file_name() == named.file_name()
+        {
+            return load_model(ctx, m);
+        }
         return Err(ApiError::new(
             409,
             format!(
-                "model `{s}` is a path outside the results directory: pass it as --model to replay or advise with it"
+                "model `{s}` is a path outside the results directory: pass that file (or one of the same name) as --model"
             ),
         ));
     }
@@ -465,6 +473,20 @@ pub fn advice(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
     v["policy"] = json!(name);
     v["state"] = json!({"board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining});
     Ok(v)
+}
+
+/// The frozen fair leaf on a state (as `drop7 leaf`): its value and the 18 raw terms.
+pub fn leaf(p: &Params) -> Result<Value, ApiError> {
+    use drop7::fair_leaf::{TERM_NAMES, WEIGHTS, combine, fair_terms};
+    let s = requested_state(p)?;
+    let terms = fair_terms(&s.board, s.next, s.moves_remaining);
+    let list: Vec<Value> = (0..terms.len())
+        .map(|i| json!({"name": TERM_NAMES[i], "weight": WEIGHTS[i], "raw": terms[i]}))
+        .collect();
+    Ok(json!({
+        "state": {"board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining},
+        "leaf": combine(&terms), "terms": list,
+    }))
 }
 
 /// A saved game (reference trace JSON lines) checked move by move against a replay.

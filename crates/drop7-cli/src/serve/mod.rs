@@ -310,6 +310,7 @@ fn route(
                 "/api/trace" => |_, p| api::trace(p),
                 "/api/step" => |_, p| api::step(p).map(Body::Json),
                 "/api/advice" => |c, p| api::advice(c, p).map(Body::Json),
+                "/api/leaf" => |_, p| api::leaf(p).map(Body::Json),
                 "/api/files" => |c, _| api::results_files(c).map(Body::Json),
                 "/api/games" => |c, p| api::games(c, p).map(Body::Json),
                 "/api/replay" => |c, p| api::replay(c, p).map(Body::Json),
