@@ -1,4 +1,7 @@
-//! `drop7 serve`: one embedded page and a JSON API over the library, on a local port.
+//! # drop7-serve — the `drop7 serve` web page and its JSON API
+//!
+//! One embedded page and a JSON API over the `drop7` and `ntuple` libraries, on a local port.
+//! The `drop7` binary maps its `serve` arguments to [`Config`] and calls [`run`].
 //!
 //! The API is stateless: the page keeps a game as its seed and the columns played, and the
 //! server replays them on every request (millions of moves a second). Everything read from
@@ -8,43 +11,36 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use clap::Args;
 use serde_json::{Value, json};
 use tiny_http::{Header, Method, Request, Response, Server};
-
-use crate::args::ModelArg;
 
 mod api;
 mod files;
 mod frames;
 
-const INDEX_HTML: &str = include_str!("../../assets/index.html");
-const APP_JS: &str = include_str!("../../assets/app.js");
-const APP_CSS: &str = include_str!("../../assets/app.css");
+const INDEX_HTML: &str = include_str!("../assets/index.html");
+const APP_JS: &str = include_str!("../assets/app.js");
+const APP_CSS: &str = include_str!("../assets/app.css");
 
 /// The largest request body accepted (a saved game of 2,000 moves is about 1 MB).
 const MAX_BODY: usize = 8 << 20;
 /// Request-handling threads (a search holds one while it thinks).
 const WORKERS: usize = 4;
 
-#[derive(Args)]
-pub struct ServeArgs {
-    /// Results directory to browse: `play` results files, screen directories and reports,
-    /// training runs (progress.jsonl), figures. Nothing outside it is ever read.
-    #[arg(long, default_value = ".", value_name = "DIR")]
-    dir: PathBuf,
-    /// TCP port; 0 picks a free one (the address is printed on stdout).
-    #[arg(long, default_value_t = 8077)]
-    port: u16,
-    /// Address to listen on. The default serves this machine only; another address exposes
-    /// the results directory to the network.
-    #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
-    bind: IpAddr,
-    #[command(flatten)]
-    model: ModelArg,
+/// What to serve, and where.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Results directory to browse; nothing outside it is ever read.
+    pub dir: PathBuf,
+    /// Address and port to listen on (port 0 picks a free one).
+    pub addr: SocketAddr,
+    /// The operator's model file for `ntuple-*` policies written without `@FILE`, and for
+    /// results that name their model by file name only.
+    pub model: Option<PathBuf>,
 }
 
 /// An API failure: an HTTP status and one line for the person.
@@ -86,36 +82,37 @@ pub struct Ctx {
     pub loopback: bool,
 }
 
-pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
-    let root = files::Root::new(&a.dir)?;
-    let addr = SocketAddr::new(a.bind, a.port);
-    let server = Server::http(addr).map_err(|e| anyhow::anyhow!("--bind/--port {addr}: {e}"))?;
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("--dir {}: {message}", dir.display())]
+    Dir { dir: PathBuf, message: String },
+    #[error("--bind/--port {addr}: {message}")]
+    Listen { addr: SocketAddr, message: String },
+}
+
+/// Listen, call `ready(bound address, canonical results directory)` once, then serve until
+/// the process ends.
+pub fn run(cfg: Config, ready: impl FnOnce(SocketAddr, &Path)) -> Result<(), ServeError> {
+    let root = files::Root::new(&cfg.dir).map_err(|message| ServeError::Dir {
+        dir: cfg.dir.clone(),
+        message,
+    })?;
+    let addr = cfg.addr;
+    let listen = |message: String| ServeError::Listen { addr, message };
+    let server = Server::http(addr).map_err(|e| listen(e.to_string()))?;
     let bound = server
         .server_addr()
         .to_ip()
-        .ok_or_else(|| anyhow::anyhow!("listening on {addr}: not an IP address"))?;
+        .ok_or_else(|| listen("not an IP address".into()))?;
     let ctx = Arc::new(Ctx {
         root,
-        model: a.model.model.clone(),
+        model: cfg.model.clone(),
         models: Mutex::new(HashMap::new()),
         replays: Mutex::new(HashMap::new()),
-        loopback: a.bind.is_loopback(),
+        loopback: addr.ip().is_loopback(),
     });
-    let host = match bound.ip() {
-        IpAddr::V6(ip) => format!("[{ip}]"),
-        IpAddr::V4(ip) => ip.to_string(),
-    };
-    crate::output::print_line(&format!(
-        "drop7 serve: http://{host}:{}/ (results: {})",
-        bound.port(),
-        ctx.root.dir.display()
-    ))?;
-    if !a.bind.is_loopback() {
-        eprintln!(
-            "note: listening on {bound}: anyone who can reach it can read {}",
-            ctx.root.dir.display()
-        );
-    }
+    ready(bound, &ctx.root.dir);
     let server = Arc::new(server);
     let workers: Vec<_> = (0..WORKERS)
         .map(|_| {

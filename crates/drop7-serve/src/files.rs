@@ -18,12 +18,11 @@ pub struct Root {
 }
 
 impl Root {
-    pub fn new(dir: &Path) -> anyhow::Result<Self> {
-        let dir = dir
-            .canonicalize()
-            .map_err(|e| anyhow::anyhow!("--dir {}: {e}", dir.display()))?;
+    /// The results directory, canonical; an error says why it cannot be one.
+    pub fn new(dir: &Path) -> Result<Self, String> {
+        let dir = dir.canonicalize().map_err(|e| e.to_string())?;
         if !dir.is_dir() {
-            anyhow::bail!("--dir {}: not a directory", dir.display());
+            return Err("not a directory".into());
         }
         Ok(Self { dir })
     }

@@ -23,7 +23,6 @@ use serde_json::{Map, Value, json};
 use super::files::{Root, content_type, has_ext};
 use super::frames::animate;
 use super::{ApiError, Body, Ctx, Params};
-use crate::args::BoardArg;
 
 /// A loaded model: its tables and the SHA-256 of its file.
 #[derive(Clone)]
@@ -221,11 +220,14 @@ fn small(p: &Params, name: &str, lo: u8, hi: u8, what: &str) -> Result<u8, ApiEr
 }
 
 fn board_state(p: &Params) -> Result<PublicState, ApiError> {
-    let b = param(p, "board")?
-        .parse::<BoardArg>()
-        .map_err(|e| ApiError::bad(e.to_string()))?;
+    let s = param(p, "board")?;
+    let board = if s == "startpos" {
+        drop7::board::Board::start()
+    } else {
+        drop7::board::Board::parse(s).map_err(|e| ApiError::bad(e.to_string()))?
+    };
     Ok(PublicState {
-        board: b.0,
+        board,
         next: small(p, "next", 1, 7, "discs")?,
         moves_remaining: small(p, "rise", 1, 5, "moves until the rise")?,
     })
