@@ -773,6 +773,66 @@ mod tests {
         assert!(e.contains("foreign shard"), "{e}");
     }
 
+    /// Issue 17's race, 20 times: three screens on disjoint blocks and two on one block start
+    /// at once; every lease is recorded, exactly one of the pair opens the shared block, and
+    /// every results line is a whole record.
+    #[test]
+    fn concurrent_screens_keep_every_lease_and_open_a_block_once() {
+        for round in 0..20u32 {
+            let dir = tempfile::tempdir().unwrap();
+            let ledger = dir.path().join("leases.json");
+            let base = 0x1000 * (round + 1);
+            let jobs: Vec<(String, u32)> = (0..5)
+                .map(|i| (format!("s{i}"), base + 0x10 * i.min(3)))
+                .collect();
+            let results: Vec<Result<ScreenOutcome, ScreenError>> = std::thread::scope(|sc| {
+                let handles: Vec<_> = jobs
+                    .iter()
+                    .map(|(name, start)| {
+                        let out = dir.path().join(name);
+                        let ledger = &ledger;
+                        sc.spawn(move || {
+                            let plan = ScreenPlan {
+                                arms: vec![arm("leftmost"), arm("center")],
+                                contrasts: vec![],
+                                block: SeedBlock::new(*start, 2).unwrap(),
+                                out: &out,
+                                ledger,
+                                force: false,
+                                threads: 1,
+                                shard: None,
+                            };
+                            run_screen(&plan, &Silent)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            // jobs 3 and 4 share a block: exactly one may open it
+            let ok: Vec<bool> = results.iter().map(|r| r.is_ok()).collect();
+            assert!(ok[..3].iter().all(|&o| o), "round {round}: {results:?}");
+            assert!(
+                ok[3] ^ ok[4],
+                "round {round}: both or neither opened the shared block"
+            );
+            let loser = if ok[3] { &results[4] } else { &results[3] };
+            let e = loser.as_ref().err().unwrap().to_string();
+            assert!(e.contains("already opened"), "{e}");
+            let l = Ledger::load(&ledger).unwrap();
+            assert_eq!(l.leases.len(), 4, "round {round}: a lease was lost");
+            for (name, _) in &jobs {
+                for f in ["games-leftmost.jsonl", "games-center.jsonl"] {
+                    let Ok(text) = std::fs::read_to_string(dir.path().join(name).join(f)) else {
+                        continue;
+                    };
+                    for line in text.lines() {
+                        serde_json::from_str::<GameRecord>(line).expect("a whole record");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn cohort_summary_is_arm_summary_plus_game_statistics() {
         let run = run_block(
