@@ -424,7 +424,7 @@ mod tests {
         let good = LazyMargins::from_text(EMBEDDED_TABLES).unwrap().to_text();
         let cases = [
             (
-                good.replacen("king_hi", "king_hx", 1),
+                good.replacen("\nking_hi ", "\nking_hx ", 1),
                 "unknown key `king_hx`",
             ),
             (good.replacen(TABLES_MAGIC, "something else", 1), "line 1:"),
@@ -435,7 +435,10 @@ mod tests {
                     .join("\n"),
                 "missing `qs_base`",
             ),
-            (good.replacen("qs_base", "qs_base 1", 1), "needs 3 values"),
+            (
+                good.replacen("\nqs_base ", "\nqs_base 1 ", 1),
+                "needs 3 values",
+            ),
         ];
         for (text, want) in cases {
             let e = LazyMargins::from_text(&text).unwrap_err().to_string();

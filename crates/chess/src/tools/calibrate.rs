@@ -118,8 +118,8 @@ pub struct PercentilesArgs {
 pub struct TablesArgs {
     /// A residual.txt written by `calibrate residual`.
     pub file: PathBuf,
-    /// Matched percentile pair LO,HI (symmetric: LO + HI = 100) used for every bucket, or
-    /// the widest pair --target-exceeded may start from.
+    /// Matched percentile pair LO,HI (symmetric: LO + HI = 100) used for every bucket (with
+    /// --target-exceeded only for the quiescence base margins).
     #[arg(long, value_name = "LO,HI", default_value = "2,98", value_parser = parse_pair)]
     pub pair: (f64, f64),
     /// Table file to write (the engine embeds data/chess/lazy-margins.txt at build time).
@@ -129,9 +129,10 @@ pub struct TablesArgs {
         default_value = "data/chess/lazy-margins.txt"
     )]
     pub out: PathBuf,
-    /// Choose per per-side bucket the narrowest pair (from 10,90 down to --pair's width and
-    /// beyond to 0.01,99.99) whose exceeded rate stays under this target, iterating
-    /// tables → marginsafety on --pool until no bucket changes (e.g. `1%`).
+    /// Choose per per-side bucket the narrowest pair of the ladder 10,90 5,95 2,98 1,99 0.5,99.5
+    /// ... 0,100 whose exceeded rate (the worse tier's, over exits where the bucket is either
+    /// side's) stays under this target, iterating tables → marginsafety on --pool and widening
+    /// the buckets above it until none is (e.g. `0.3%`).
     #[arg(long, value_name = "RATE", value_parser = parse_rate, requires = "pool")]
     pub target_exceeded: Option<f64>,
     /// Pool for the --target-exceeded iterations.
@@ -605,24 +606,33 @@ fn command_line() -> String {
     v.join(" ")
 }
 
-/// Exceeded rate per per-side bucket: exits of both cheap tiers where the bucket is either
-/// side's (a same-bucket pair counted once).
-pub fn side_bucket_rates(s: &crate::calib::Safety) -> [Count; 8] {
-    let mut out = [Count::default(); 8];
-    for t in 0..2 {
+/// Exceeded counts per cheap tier (0 super-lazy, 1 lazy) and per-side bucket: the exits
+/// whose side to move or opponent is in the bucket (a same-bucket pair counted once).
+pub fn side_bucket_rates(s: &crate::calib::Safety) -> [[Count; 8]; 2] {
+    let mut out = [[Count::default(); 8]; 2];
+    for (t, tier) in out.iter_mut().enumerate() {
         for my in 0..8 {
             for opp in 0..8 {
                 let c = s.by_pair[t][my][opp];
-                out[my].exits += c.exits;
-                out[my].wrong += c.wrong;
+                tier[my].exits += c.exits;
+                tier[my].wrong += c.wrong;
                 if opp != my {
-                    out[opp].exits += c.exits;
-                    out[opp].wrong += c.wrong;
+                    tier[opp].exits += c.exits;
+                    tier[opp].wrong += c.wrong;
                 }
             }
         }
     }
     out
+}
+
+/// The rate a per-side bucket is judged by: the worse of its two tiers' rates (a safe tier
+/// must not dilute an unsafe one: the bucket's pair sets both tiers' tables).
+pub fn bucket_rate(rates: &[[Count; 8]; 2], b: usize) -> f64 {
+    rates
+        .iter()
+        .map(|t| t[b].wrong as f64 / t[b].exits.max(1) as f64)
+        .fold(0.0, f64::max)
 }
 
 fn tables_cmd(a: &TablesArgs) -> Result<(), CalibError> {
@@ -657,26 +667,20 @@ fn tables_cmd(a: &TablesArgs) -> Result<(), CalibError> {
         let rates = side_bucket_rates(&r.totals.safety);
         let line: Vec<String> = (0..8)
             .map(|b| {
-                let c = rates[b];
                 format!(
                     "{b}:{}/{}={:.3}%",
                     pair_lo[b],
                     100.0 - pair_lo[b],
-                    100.0 * c.wrong as f64 / c.exits.max(1) as f64
+                    100.0 * bucket_rate(&rates, b)
                 )
             })
             .collect();
         eprintln!("iteration {iter}: {}", line.join("  "));
         let widen: Vec<usize> = (0..8)
-            .filter(|&b| {
-                let c = rates[b];
-                c.exits > 0
-                    && (c.wrong as f64 / c.exits as f64) > target
-                    && idx[b] + 1 < PAIR_LADDER.len()
-            })
+            .filter(|&b| bucket_rate(&rates, b) > target && idx[b] + 1 < PAIR_LADDER.len())
             .collect();
         t.comments.push(format!(
-            "--target-exceeded {}%: iteration {iter}, exceeded rate per per-side bucket on {} ({} positions, depth {}): {}",
+            "--target-exceeded {}%: iteration {iter}, worse tier's exceeded rate per per-side bucket on {} ({} positions, depth {}): {}",
             target * 100.0,
             pool.display(),
             positions.len(),
@@ -1057,28 +1061,19 @@ mod tests {
 
     #[test]
     fn side_bucket_rates_count_each_pair_once_per_bucket() {
+        let c = |exits, wrong| Count { exits, wrong };
         let mut s = Safety::default();
-        s.by_pair[0][2][5] = Count {
-            exits: 10,
-            wrong: 1,
-        };
-        s.by_pair[1][3][3] = Count { exits: 7, wrong: 2 };
+        s.by_pair[0][2][5] = c(10, 1);
+        s.by_pair[1][3][3] = c(7, 2);
+        s.by_pair[1][2][2] = c(1000, 0);
         let r = side_bucket_rates(&s);
-        assert_eq!(
-            r[2],
-            Count {
-                exits: 10,
-                wrong: 1
-            }
-        );
-        assert_eq!(
-            r[5],
-            Count {
-                exits: 10,
-                wrong: 1
-            }
-        );
-        assert_eq!(r[3], Count { exits: 7, wrong: 2 });
-        assert_eq!(r[0], Count::default());
+        assert_eq!(r[0][2], c(10, 1));
+        assert_eq!(r[0][5], c(10, 1));
+        assert_eq!(r[1][3], c(7, 2));
+        assert_eq!(r[1][2], c(1000, 0));
+        assert_eq!(r[0][0], Count::default());
+        // bucket 2: super-lazy 1/10 is not diluted by lazy 0/1000
+        assert_eq!(bucket_rate(&r, 2), 0.1);
+        assert_eq!(bucket_rate(&r, 3), 2.0 / 7.0);
     }
 }

@@ -113,6 +113,9 @@ pub struct SplitArgs {
     /// Raw candidate file written by `pool build`.
     #[arg(long, value_name = "FILE")]
     pub raw: PathBuf,
+    /// Use only games 0..N of the raw file [default: every complete game].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub games: Option<u32>,
     #[command(flatten)]
     pub split: SplitOpts,
 }
@@ -162,9 +165,9 @@ impl PoolArgs {
                     "pool build: {played} games played in {:.1} s",
                     start.elapsed().as_secs_f64()
                 );
-                split(&a.raw, &a.split)?;
+                split(&a.raw, &a.split, Some(a.games))?;
             }
-            PoolCmd::Split(a) => split(&a.raw, &a.split)?,
+            PoolCmd::Split(a) => split(&a.raw, &a.split, a.games)?,
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -627,9 +630,13 @@ pub fn pool_line(c: &Candidate) -> String {
     )
 }
 
-/// Split a raw file into the two pools; prints a summary per bucket.
-pub fn split(raw_path: &Path, o: &SplitOpts) -> Result<(), PoolError> {
-    let raw = read_raw(raw_path)?;
+/// Split a raw file into the two pools (games `0..games` only, when given, so that an
+/// interrupted larger run splits like a complete smaller one); prints a summary per bucket.
+pub fn split(raw_path: &Path, o: &SplitOpts, games: Option<u32>) -> Result<(), PoolError> {
+    let mut raw = read_raw(raw_path)?;
+    if let Some(n) = games {
+        raw.games.retain(|&g, _| g < n);
+    }
     if raw.games.is_empty() {
         return Err(PoolError::Empty {
             path: raw_path.to_owned(),
@@ -673,6 +680,9 @@ pub fn split(raw_path: &Path, o: &SplitOpts) -> Result<(), PoolError> {
             per[c.bucket as usize] += 1;
             text.push_str(&pool_line(c));
             text.push('\n');
+        }
+        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
         evidence::atomic_write(path, text.as_bytes()).map_err(|e| PoolError::Io {
             path: path.clone(),
