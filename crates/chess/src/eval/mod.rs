@@ -281,13 +281,25 @@ fn tier_score_with(board: &Board, mat: &Material, tier: Tier, entry: &pawns::Paw
         lazy_terms(board, &mut acc, entry);
     }
     if tier >= Tier::Full {
-        full_terms(board, &mut acc);
-        acc.residual += if board.side_to_move() == Color::White {
-            terms::TEMPO
-        } else {
-            -terms::TEMPO
-        };
+        add_full_terms(board, &mut acc);
     }
+    stm_score(board, mat, &acc)
+}
+
+/// The full tier's additions, tempo included.
+#[inline]
+fn add_full_terms(board: &Board, acc: &mut Accum) {
+    full_terms(board, acc);
+    acc.residual += if board.side_to_move() == Color::White {
+        terms::TEMPO
+    } else {
+        -terms::TEMPO
+    };
+}
+
+/// Tapered score of `acc` from the side to move's view.
+#[inline]
+fn stm_score(board: &Board, mat: &Material, acc: &Accum) -> i32 {
     let v = taper_with(
         board,
         acc.total(),
@@ -358,11 +370,19 @@ impl Evaluator {
             return out;
         }
         let entry = self.pawns.probe(board);
-        let lazy = tier_score_with(board, mat, Tier::Lazy, &entry);
+        let mut acc = Accum {
+            material: mat.psqt,
+            phase: mat.phase(),
+            ..Default::default()
+        };
+        lazy_terms(board, &mut acc, &entry);
+        let lazy = stm_score(board, mat, &acc);
         if let Some(out) = margins.exit(Tier::Lazy, my, opp, lazy, alpha, beta) {
             return out;
         }
-        let full = tier_score_with(board, mat, Tier::Full, &entry);
+        // The full tier continues from the lazy accumulation (nothing computed twice).
+        add_full_terms(board, &mut acc);
+        let full = stm_score(board, mat, &acc);
         EvalOutcome {
             score: full,
             tier: Tier::Full,
@@ -489,6 +509,42 @@ mod tests {
                 assert_eq!(eval_tier(&a, tier), eval_tier(&b, tier), "{fen} {tier:?}");
             }
         }
+    }
+
+    #[test]
+    fn bounded_agrees_with_the_tiers() {
+        let m = LazyMargins::embedded();
+        let mut ev = Evaluator::default();
+        let mut exits = [0; 3];
+        for fen in crate::tools::bench::BENCH_FENS {
+            let b = parse_fen(fen).unwrap();
+            let mat = Material::from_board(&b);
+            let tiers = [Tier::SuperLazy, Tier::Lazy, Tier::Full].map(|t| eval_tier(&b, t));
+            for (alpha, beta) in [
+                (-30_000, 30_000),
+                (-20, -19),
+                (0, 1),
+                (300, 301),
+                (-900, 900),
+            ] {
+                let out = ev.bounded(&b, &mat, alpha, beta, &m);
+                exits[out.tier as usize] += 1;
+                assert_eq!(out.tier_score, tiers[out.tier as usize], "{fen}");
+                let stm = b.side_to_move();
+                let (my, opp) = (side_bucket(mat.army(stm)), side_bucket(mat.army(!stm)));
+                match out.tier {
+                    Tier::Full => assert_eq!(out.score, tiers[2]),
+                    t if out.score >= beta => {
+                        assert_eq!(out.score, out.tier_score - m.margin_a(t, my, opp))
+                    }
+                    t => {
+                        assert!(out.score <= alpha);
+                        assert_eq!(out.score, out.tier_score + m.margin_b(t, my, opp))
+                    }
+                }
+            }
+        }
+        assert!(exits.iter().all(|&n| n > 0), "{exits:?}");
     }
 
     #[test]
