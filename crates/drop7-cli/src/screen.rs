@@ -265,7 +265,7 @@ pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
                     parts.push((shard, e.path()));
                 }
             }
-            let records = drop7::runner::merge_shards(seeds, &parts)
+            let records = drop7::runner::merge_shards(seeds, None, &parts)
                 .map_err(|e| anyhow!("{}: {e}", file.display()))?;
             let text: String = records
                 .iter()

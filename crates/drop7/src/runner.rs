@@ -212,6 +212,8 @@ pub enum RunError {
     NotAFile { path: PathBuf },
     #[error("--threads {threads}: use at most {most} (4 per core)")]
     Threads { threads: usize, most: usize },
+    #[error("{0}")]
+    Merge(String),
     #[error("the policy gave no legal column in a live game (seed {seed:#010x})")]
     NoColumn { seed: u32 },
 }
@@ -446,64 +448,76 @@ pub fn run_block(
 }
 
 /// Join the results files of a block's shards (`(shard, file)`, every shard of one count
-/// exactly once) into the block's records in seed order. Refuses shards of different counts,
-/// missing or repeated shards, a shard with games missing, games outside a shard's part, and
-/// files of different arms.
+/// exactly once) into the block's records in seed order: the one shard check behind
+/// `merge play` and `merge screen`. Refuses shards of different counts, missing or repeated
+/// shards, a shard with games missing, games outside a shard's part, and files of another
+/// arm. `arm` names the arm; `None` takes it from the first record found.
 pub fn merge_shards(
     block: SeedBlock,
+    arm: Option<&str>,
     parts: &[(crate::seeds::Shard, PathBuf)],
-) -> Result<Vec<GameRecord>, String> {
+) -> Result<Vec<GameRecord>, RunError> {
+    let fail = |m: String| RunError::Merge(m);
     let Some((first, _)) = parts.first() else {
-        return Err("no shard files to merge".into());
+        return Err(fail("no shard files to merge".into()));
     };
     let n = first.count;
     let mut seen = vec![false; n as usize];
     for (s, p) in parts {
         if s.count != n {
-            return Err(format!(
-                "{}: shard {s} of a different count than {first}",
-                p.display()
-            ));
+            return Err(fail(format!(
+                "{}: shard {} of a different count than {}",
+                p.display(),
+                s.tag(),
+                first.tag()
+            )));
         }
         if std::mem::replace(&mut seen[s.index as usize], true) {
-            return Err(format!("{}: shard {s} given twice", p.display()));
+            return Err(fail(format!(
+                "{}: shard {} given twice",
+                p.display(),
+                s.tag()
+            )));
         }
     }
     let missing: Vec<String> = (0..n)
         .filter(|k| !seen[*k as usize])
-        .map(|k| format!("{k}/{n}"))
+        .map(|k| crate::seeds::Shard { index: k, count: n }.tag())
         .collect();
     if !missing.is_empty() {
-        return Err(format!("missing shards: {}", missing.join(", ")));
+        return Err(fail(format!("missing shards: {}", missing.join(", "))));
     }
     let mut sorted: Vec<&(crate::seeds::Shard, PathBuf)> = parts.iter().collect();
     sorted.sort_by_key(|(s, _)| s.index);
-    let mut arm: Option<String> = None;
+    let mut name: Option<String> = arm.map(str::to_owned);
     let mut all = Vec::with_capacity(block.count() as usize);
     for (s, p) in sorted {
-        let part = s.of(block).map_err(|e| e.to_string())?;
-        let first_line = std::fs::read_to_string(p)
-            .map_err(|e| format!("{}: {e}", p.display()))?
-            .lines()
-            .find_map(|l| serde_json::from_str::<GameRecord>(l).ok())
-            .map(|r| r.policy);
-        let name = arm
-            .get_or_insert_with(|| first_line.clone().unwrap_or_default())
-            .clone();
-        let mut got = load_records(p, &name).map_err(|e| e.to_string())?;
+        let part = s.of(block).map_err(|e| fail(e.to_string()))?;
+        let name = name.get_or_insert_with(|| {
+            std::fs::read_to_string(p)
+                .ok()
+                .and_then(|t| {
+                    t.lines()
+                        .find_map(|l| serde_json::from_str::<GameRecord>(l).ok())
+                        .map(|r| r.policy)
+                })
+                .unwrap_or_default()
+        });
+        let mut got = load_records(p, name)?;
         if let Some(seed) = got.keys().find(|x| part.index_of(**x).is_none()) {
-            return Err(format!(
-                "{}: seed {seed:#010x} is not in shard {s} ({part}): a foreign shard",
-                p.display()
-            ));
+            return Err(fail(format!(
+                "{}: seed {seed:#010x} is not in shard {} ({part}): a foreign shard",
+                p.display(),
+                s.tag()
+            )));
         }
         if (got.len() as u64) < part.count() {
-            return Err(format!(
-                "{}: shard {s} has {} of {} games; resume it before merging",
-                p.display(),
+            return Err(fail(format!(
+                "shard {} has {} of {} games of `{name}`; resume it before merging",
+                s.tag(),
                 got.len(),
                 part.count()
-            ));
+            )));
         }
         all.extend(part.seeds().filter_map(|x| got.remove(&x)));
     }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::lease::{LeaseError, Ledger, Role, opener_name, unix_now};
 use crate::policy::PolicyFactory;
-use crate::runner::{GameRecord, RunError, RunObserver, RunOptions, load_records, run_block};
+use crate::runner::{GameRecord, RunError, RunObserver, RunOptions, merge_shards, run_block};
 use crate::seeds::{SeedBlock, Shard, ShardError};
 
 /// The report format tag (v2: arms are `evidence::ArmSummary` fields plus game statistics;
@@ -365,51 +365,28 @@ pub fn merge_screen(out: &Path) -> Result<ScreenReport, ScreenError> {
             other.tag()
         )));
     }
-    let missing: Vec<String> = (0..n)
-        .filter(|k| !found.iter().any(|(s, _)| s.index == *k))
-        .map(|k| Shard { index: k, count: n }.tag())
-        .collect();
-    if !missing.is_empty() {
-        return Err(fail(format!("missing shards: {}", missing.join(", "))));
+    // games files of arms this screen does not have make a shard foreign
+    for (_, dir) in &found {
+        for e in std::fs::read_dir(dir)
+            .map_err(|e| fail(e.to_string()))?
+            .flatten()
+        {
+            let f = e.file_name().to_string_lossy().into_owned();
+            if f.starts_with("games-") && !m.arms.iter().any(|a| games_file(a) == f) {
+                return Err(fail(format!(
+                    "{}: games of an arm this screen does not have (a foreign shard)",
+                    e.path().display()
+                )));
+            }
+        }
     }
     let mut records: Vec<Vec<GameRecord>> = Vec::new();
     for arm in &m.arms {
-        let mut all = Vec::new();
-        for (shard, dir) in &found {
-            let part = shard.of(m.seeds)?;
-            let path = dir.join(games_file(arm));
-            let mut got = load_records(&path, arm)?;
-            if let Some(seed) = got.keys().find(|s| part.index_of(**s).is_none()) {
-                return Err(fail(format!(
-                    "{}: seed {seed:#010x} is not in shard {} ({part}): a foreign shard",
-                    path.display(),
-                    shard.tag()
-                )));
-            }
-            if (got.len() as u64) < part.count() {
-                return Err(fail(format!(
-                    "shard {} has {} of {} games of `{arm}`; resume it before merging",
-                    shard.tag(),
-                    got.len(),
-                    part.count()
-                )));
-            }
-            all.extend(part.seeds().filter_map(|s| got.remove(&s)));
-        }
-        for (_, dir) in &found {
-            for e in std::fs::read_dir(dir)
-                .map_err(|e| fail(e.to_string()))?
-                .flatten()
-            {
-                let f = e.file_name().to_string_lossy().into_owned();
-                if f.starts_with("games-") && !m.arms.iter().any(|a| games_file(a) == f) {
-                    return Err(fail(format!(
-                        "{}: games of an arm this screen does not have (a foreign shard)",
-                        e.path().display()
-                    )));
-                }
-            }
-        }
+        let parts: Vec<(Shard, PathBuf)> = found
+            .iter()
+            .map(|(s, dir)| (*s, dir.join(games_file(arm))))
+            .collect();
+        let all = merge_shards(m.seeds, Some(arm), &parts).map_err(|e| fail(e.to_string()))?;
         write_records(&out.join(games_file(arm)), &all)?;
         records.push(all);
     }
