@@ -7,6 +7,8 @@ pub mod board;
 #[cfg(feature = "calibration")]
 pub mod calib;
 pub mod eval;
+#[cfg(feature = "calibration")]
+pub mod probe;
 pub mod search;
 pub mod tools;
 pub mod uci;

@@ -6,6 +6,7 @@ use crate::board::{BoardError, Position, STARTPOS_FEN, to_fen};
 use crate::eval::{LazyMargins, Tier, eval_tier};
 use crate::search::Worker;
 use crate::search::params::DEFAULT_MOVE_OVERHEAD_MS;
+use crate::search::prune::{PruneConfig, PruneTables};
 use crate::search::smp::{SearchOptions, exit_breakdown, search};
 use crate::search::time::Limits;
 use crate::search::tt::Tt;
@@ -57,6 +58,8 @@ pub enum UciError {
     UnknownOption(String),
     #[error("LazyTables: {0}")]
     Tables(String),
+    #[error("option '{name}': {message}")]
+    Prune { name: String, message: String },
     #[error(transparent)]
     Board(#[from] BoardError),
 }
@@ -229,6 +232,10 @@ pub struct Engine {
     pub lazy_eval: bool,
     /// UCI `LazyTables`: the margin tables used when `LazyEval` is on.
     pub tables: Arc<LazyMargins>,
+    /// UCI `prune.*`: every pruning switch, and the measured tables.
+    pub prune: PruneConfig,
+    /// Files behind `prune.fh-table` / `prune.rfp-table` (`None`: embedded).
+    prune_files: [Option<std::path::PathBuf>; 2],
 }
 
 /// Value of `LazyTables` that selects the tables built into the engine.
@@ -256,6 +263,8 @@ impl Engine {
             default_nodes: None,
             lazy_eval: false,
             tables: LazyMargins::embedded(),
+            prune: PruneConfig::default(),
+            prune_files: [None, None],
         }
     }
 
@@ -314,6 +323,9 @@ impl Engine {
                 );
                 println!("option name LazyEval type check default false");
                 println!("option name LazyTables type string default {EMBEDDED_TABLES_NAME}");
+                for line in prune_option_lines(&PruneConfig::default()) {
+                    println!("{line}");
+                }
                 println!("uciok");
             }
             Command::IsReady => println!("readyok"),
@@ -434,6 +446,29 @@ impl Engine {
                 };
             }
             "ponder" | "uci_chess960" | "uci_showwdl" => {}
+            "prune.fh-table" | "prune.rfp-table" => {
+                let v = value.trim();
+                let slot = usize::from(name.eq_ignore_ascii_case("prune.rfp-table"));
+                self.prune_files[slot] =
+                    (!v.is_empty() && v != EMBEDDED_TABLES_NAME).then(|| v.into());
+                let t = PruneTables::load(
+                    self.prune_files[0].as_deref(),
+                    self.prune_files[1].as_deref(),
+                )
+                .map_err(|e| UciError::Prune {
+                    name: name.to_owned(),
+                    message: e.to_string(),
+                })?;
+                self.prune.tables = Arc::new(t);
+            }
+            n if n.starts_with("prune.") => {
+                self.prune
+                    .set(&n["prune.".len()..], value)
+                    .map_err(|message| UciError::Prune {
+                        name: name.to_owned(),
+                        message,
+                    })?
+            }
             _ => return Err(UciError::UnknownOption(name.to_owned())),
         }
         Ok(())
@@ -463,6 +498,7 @@ impl Engine {
             move_overhead_ms: self.move_overhead,
             verbose: true,
             lazy: self.lazy_eval.then(|| Arc::clone(&self.tables)),
+            prune: self.prune.clone(),
         };
         let mut workers = std::mem::take(&mut self.workers);
         if workers.is_empty() {
@@ -507,9 +543,72 @@ impl Engine {
     }
 }
 
+/// The `option name prune.* ...` lines (one per switch of [`crate::search::prune::SWITCHES`],
+/// plus the two table files), with `cfg`'s values as defaults.
+pub fn prune_option_lines(cfg: &PruneConfig) -> Vec<String> {
+    let d = cfg.describe();
+    let current = |key: &str| {
+        d.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut out = Vec::new();
+    for (key, values, _) in crate::search::prune::SWITCHES {
+        let v = current(key);
+        let line = match *values {
+            "on|off" => format!("option name prune.{key} type check default {}", v == "on"),
+            "1..=10" => format!("option name prune.{key} type spin default {v} min 1 max 10"),
+            "0..=1000" => format!("option name prune.{key} type spin default {v} min 0 max 1000"),
+            vars => {
+                let vars: String = vars.split('|').map(|x| format!(" var {x}")).collect();
+                format!("option name prune.{key} type combo default {v}{vars}")
+            }
+        };
+        out.push(line);
+    }
+    out.push(format!(
+        "option name prune.fh-table type string default {EMBEDDED_TABLES_NAME}"
+    ));
+    out.push(format!(
+        "option name prune.rfp-table type string default {EMBEDDED_TABLES_NAME}"
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::prune::{EfpMode, Source};
+
+    #[test]
+    fn prune_options_are_listed_and_set() {
+        let lines = prune_option_lines(&PruneConfig::default());
+        assert!(
+            lines.contains(
+                &"option name prune.lmp type combo default formula var off var formula var table"
+                    .to_string()
+            )
+        );
+        assert!(lines.contains(&"option name prune.razor type check default true".to_string()));
+        assert!(
+            lines.contains(&"option name prune.rfp-depth type spin default 8 min 1 max 10".into())
+        );
+        let mut e = Engine::new();
+        e.set_option("prune.lmp", "table").unwrap();
+        e.set_option("Prune.EFP", "tiers").unwrap();
+        e.set_option("prune.razor", "false").unwrap();
+        assert_eq!(e.prune.lmp, Source::Table);
+        assert_eq!(e.prune.efp, EfpMode::Tiers);
+        assert!(!e.prune.razor);
+        let err = e.set_option("prune.lmp", "sometimes").unwrap_err();
+        assert!(err.to_string().contains("prune.lmp"), "{err}");
+        let err = e
+            .set_option("prune.fh-table", "/nonexistent/fh.txt")
+            .unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/fh.txt"), "{err}");
+        e.set_option("prune.fh-table", "<embedded>").unwrap();
+    }
 
     #[test]
     fn parse_errors_not_panics() {

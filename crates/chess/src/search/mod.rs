@@ -10,6 +10,7 @@
 pub mod history;
 pub mod movepick;
 pub mod params;
+pub mod prune;
 pub mod see;
 pub mod smp;
 pub mod time;
@@ -24,6 +25,11 @@ use crate::eval::{EvalOutcome, Evaluator, LazyMargins, Material, Tier};
 use history::{History, NO_PIECE_TO, PieceTo, piece_to};
 use movepick::{MovePicker, is_bad_noisy_score};
 use params::*;
+use prune::{
+    EFP_TIER_MARGIN, EFP_VETO, EfpMode, HUNG_VALUE, Mechanism, ProbeMode, PruneConfig, RfpReturn,
+    Source, TABLE_DEPTHS, fh_cell, hung_bucket, opponent_hung, rfp_cell, surprise_cell,
+    surprise_cell_plies,
+};
 use see::see_ge;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -74,6 +80,14 @@ struct Frame {
     mat: Material,
 }
 
+/// A node-level calibration probe waiting for the node's result.
+#[derive(Clone, Copy)]
+struct NodeProbe {
+    cell: usize,
+    /// The event is "the node fails low" (RFP, NMP); otherwise "it raises alpha" (razoring).
+    event_below_beta: bool,
+}
+
 const EMPTY_FRAME: Frame = Frame {
     static_eval: EVAL_NONE,
     moved: NO_PIECE_TO,
@@ -113,6 +127,11 @@ pub struct Worker {
     /// Calibration instrumentation (`actuary calibrate` only).
     #[cfg(feature = "calibration")]
     pub recorder: Option<Box<crate::calib::Recorder>>,
+    /// Pruning switches and tables for this search (from [`smp::SearchOptions`]).
+    pub cfg: PruneConfig,
+    /// Pruning calibration (`actuary collect` / `calibrate surprise` only).
+    #[cfg(feature = "calibration")]
+    pub probe: Option<Box<crate::probe::Probe>>,
     stopped: bool,
     root_depth: i32,
     completed_depth: i32,
@@ -140,6 +159,9 @@ impl Worker {
             lazy: None,
             #[cfg(feature = "calibration")]
             recorder: None,
+            cfg: PruneConfig::default(),
+            #[cfg(feature = "calibration")]
+            probe: None,
             stopped: false,
             root_depth: 0,
             completed_depth: 0,
@@ -282,18 +304,78 @@ impl Worker {
         [a, b]
     }
 
-    // ----- Pruning rules: one function each, margins from params.rs ---------------------
+    // ----- Calibration probes (no-ops without the `calibration` feature) ------------------
 
-    /// Reverse futility pruning (static null move): the position is so far above beta that
-    /// no reply is expected to bring it back.
+    #[inline(always)]
+    fn probe_mode(&self) -> Option<ProbeMode> {
+        #[cfg(feature = "calibration")]
+        {
+            self.probe.as_deref().map(|p| p.mode)
+        }
+        #[cfg(not(feature = "calibration"))]
+        {
+            None
+        }
+    }
+
+    /// Is `m` being calibrated ("search anyway": it must not prune, only record)?
+    #[inline(always)]
+    fn shadowing(&self, m: Mechanism) -> bool {
+        matches!(self.probe_mode(), Some(ProbeMode::Surprise(x)) if x == m)
+    }
+
     #[inline]
-    fn rfp_prunes(&mut self, depth: i32, eval: i32, beta: i32, improving: bool) -> bool {
-        let fire = depth <= RFP_MAX_DEPTH
-            && eval < MATE_BOUND
-            && beta > -MATE_BOUND
-            && eval - rfp_margin(depth, improving) >= beta;
-        self.stats.rfp += fire as u64;
-        fire
+    fn probe_record(&mut self, cell: usize, event: bool) {
+        #[cfg(feature = "calibration")]
+        if let Some(p) = self.probe.as_deref_mut() {
+            p.record(cell, event);
+        }
+        #[cfg(not(feature = "calibration"))]
+        let _ = (cell, event);
+    }
+
+    /// Record a node-level probe with the node's result (`value`, window `alpha0..beta`).
+    #[inline]
+    fn settle(&mut self, probe: Option<NodeProbe>, value: i32, alpha0: i32, beta: i32) {
+        if let Some(p) = probe {
+            let event = if p.event_below_beta {
+                value < beta
+            } else {
+                value > alpha0
+            };
+            self.probe_record(p.cell, event);
+        }
+    }
+
+    // ----- Pruning rules: one function each, margins from params.rs or the tables -------
+
+    /// The one gate every reduce/prune decision on a move passes first (the seed's
+    /// `CanWeReduceOrPruneMove`): a quiet move that does not give check, is not the hash,
+    /// killer or counter move, at a node not in check.
+    #[inline]
+    fn gate(in_check: bool, quiet: bool, checks: bool, special: bool) -> bool {
+        !in_check && quiet && !checks && !special
+    }
+
+    /// RFP margin at `depth`: the beta-side table's where it has the samples, else the
+    /// formula.
+    #[inline]
+    fn rfp_margin_for(&self, depth: i32, improving: bool, opp_hung: bool) -> i32 {
+        match self.cfg.rfp {
+            Source::Table => self.cfg.tables.rfp_margin[prune::depth_index(depth)]
+                [improving as usize][opp_hung as usize]
+                .unwrap_or_else(|| rfp_margin(depth, improving)),
+            _ => rfp_margin(depth, improving),
+        }
+    }
+
+    #[inline]
+    fn rfp_value(&self, eval: i32, beta: i32, margin: i32) -> i32 {
+        match self.cfg.rfp_return {
+            RfpReturn::Beta => beta,
+            RfpReturn::Blend => rfp_return(eval, beta),
+            RfpReturn::EvalMinusMargin => eval - margin,
+        }
     }
 
     /// Razoring gate: eval so far below alpha that only tactics could help.
@@ -330,40 +412,6 @@ impl Worker {
         depth >= NMP_VERIFY_DEPTH || pieces.len() <= 1
     }
 
-    /// Late move pruning: enough quiet moves tried at low depth; skip the rest.
-    #[inline]
-    fn late_move_prunes(&mut self, depth: i32, quiets_seen: usize, improving: bool) -> bool {
-        let fire = depth <= LMP_MAX_DEPTH && quiets_seen >= lmp_limit(depth, improving);
-        self.stats.lmp += fire as u64;
-        fire
-    }
-
-    /// Futility pruning at the parent: even an optimistic estimate cannot reach alpha.
-    #[inline]
-    fn futility_prunes(&mut self, in_check: bool, lmr_depth: i32, eval: i32, alpha: i32) -> bool {
-        let fire =
-            !in_check && lmr_depth <= FP_MAX_DEPTH && eval + futility_margin(lmr_depth) <= alpha;
-        self.stats.futility += fire as u64;
-        fire
-    }
-
-    /// SEE pruning of quiet moves that hang material at low depth.
-    #[inline]
-    fn see_prunes_quiet(&mut self, board: &Board, mv: Move, depth: i32, lmr_depth: i32) -> bool {
-        let fire = depth <= SEE_PRUNE_MAX_DEPTH && !see_ge(board, mv, SEE_QUIET_MARGIN * lmr_depth);
-        self.stats.see_quiet += fire as u64;
-        fire
-    }
-
-    /// SEE pruning of losing captures at low depth.
-    #[inline]
-    fn see_prunes_noisy(&mut self, board: &Board, mv: Move, depth: i32) -> bool {
-        let fire =
-            depth <= SEE_PRUNE_MAX_DEPTH && !see_ge(board, mv, SEE_NOISY_MARGIN * depth * depth);
-        self.stats.see_noisy += fire as u64;
-        fire
-    }
-
     /// Late move reduction for move number `n` (1-based) at `depth`.
     #[inline]
     #[allow(clippy::too_many_arguments)]
@@ -375,15 +423,14 @@ impl Worker {
         improving: bool,
         cut_node: bool,
         hist: i32,
-        special: bool,
-        gives_check: bool,
+        gated: bool,
     ) -> i32 {
         let mut r = self.lmr[depth.min(63) as usize][n.min(63)] as i32;
         r += !pv as i32;
         r += (!improving && !pv) as i32;
         r += cut_node as i32;
-        r -= special as i32;
-        r -= gives_check as i32;
+        // A move the gate keeps from pruning is reduced one ply less.
+        r -= !gated as i32;
         r -= hist / LMR_HISTORY_DIVISOR;
         r.max(0)
     }
@@ -483,25 +530,71 @@ impl Worker {
             && ply >= 2
             && (self.stack[ply - 2].static_eval == EVAL_NONE
                 || raw_eval > self.stack[ply - 2].static_eval);
+        // The mover's improvement over its last turn (the EFP estimate and a table axis).
+        let improvement = (!in_check && ply >= 2 && self.stack[ply - 2].static_eval != EVAL_NONE)
+            .then(|| raw_eval - self.stack[ply - 2].static_eval);
         self.hist.killers[ply + 1] = [NULL_MOVE; 2];
+        let alpha0 = alpha;
+        // A calibration probe on this node, settled with the node's result.
+        let mut node_probe: Option<NodeProbe> = None;
+        let probe = self.probe_mode();
 
         if !PV && !in_check {
-            // Step 7. Reverse futility pruning.
-            if self.rfp_prunes(depth, eval, beta, improving) {
-                return rfp_return(eval, beta);
+            // Step 7. Reverse futility pruning: the position is so far above beta that no
+            // reply is expected to bring it back. The margin is the beta-side table's where
+            // it has the samples (the formula elsewhere); collection looks at every depth.
+            let collecting = probe == Some(ProbeMode::Rfp);
+            let max_depth = if collecting {
+                TABLE_DEPTHS as i32
+            } else {
+                self.cfg.rfp_max_depth
+            };
+            if (self.cfg.rfp != Source::Off || collecting)
+                && depth <= max_depth
+                && eval < MATE_BOUND
+                && beta > -MATE_BOUND
+                && eval >= beta
+            {
+                let opp_hung =
+                    (self.cfg.rfp == Source::Table || collecting) && opponent_hung(board);
+                let margin = self.rfp_margin_for(depth, improving, opp_hung);
+                let fires = self.cfg.rfp != Source::Off && eval - margin >= beta;
+                if fires && !self.shadowing(Mechanism::Rfp) {
+                    self.stats.rfp += 1;
+                    return self.rfp_value(eval, beta, margin);
+                }
+                if fires {
+                    node_probe = Some(NodeProbe {
+                        cell: surprise_cell(depth, eval - margin - beta),
+                        event_below_beta: true,
+                    });
+                } else if collecting {
+                    node_probe = Some(NodeProbe {
+                        cell: rfp_cell(depth, improving, opp_hung, eval - beta),
+                        event_below_beta: true,
+                    });
+                }
             }
 
             // Step 8. Razoring: verify with quiescence that nothing tactical saves us.
-            if self.razor_candidate(depth, eval, alpha) {
+            if self.cfg.razor && self.razor_candidate(depth, eval, alpha) {
                 let v = self.qsearch::<false>(ctx, board, alpha, alpha + 1, ply);
                 if v <= alpha {
-                    self.stats.razor += 1;
-                    return v;
+                    if !self.shadowing(Mechanism::Razor) {
+                        self.stats.razor += 1;
+                        self.settle(node_probe, v, alpha0, beta);
+                        return v;
+                    }
+                    node_probe.get_or_insert(NodeProbe {
+                        cell: surprise_cell(depth, alpha - eval - RAZOR_MARGIN[depth as usize]),
+                        event_below_beta: false,
+                    });
                 }
             }
 
             // Step 9. Null move with verification near zugzwang.
-            if self.null_move_allowed(board, depth, eval, beta, ply)
+            if self.cfg.nmp
+                && self.null_move_allowed(board, depth, eval, beta, ply)
                 && let Some(child) = board.null_move()
             {
                 let r = nmp_reduction(depth, eval, beta);
@@ -523,20 +616,40 @@ impl Worker {
                 }
                 if v >= beta {
                     let v = if v >= MATE_BOUND { beta } else { v };
-                    if self.nmp_min_ply > 0 || !self.null_move_needs_verification(board, depth) {
+                    let cuts = if self.nmp_min_ply > 0
+                        || !self.null_move_needs_verification(board, depth)
+                    {
+                        true
+                    } else {
+                        // Verification: search this node without null moves for a few plies.
+                        self.nmp_min_ply = ply + (3 * (depth - r) / 4).max(1) as usize;
+                        let w = self.negamax::<false>(
+                            ctx,
+                            board,
+                            beta - 1,
+                            beta,
+                            depth - r,
+                            ply,
+                            false,
+                        );
+                        self.nmp_min_ply = 0;
+                        if self.stopped {
+                            return 0;
+                        }
+                        self.stats.null_verify_fail += (w < beta) as u64;
+                        w >= beta
+                    };
+                    if cuts && !self.shadowing(Mechanism::Nmp) {
                         self.stats.null_move += 1;
+                        self.settle(node_probe, v, alpha0, beta);
                         return v;
                     }
-                    // Verification: search this node without null moves for a few plies.
-                    self.nmp_min_ply = ply + (3 * (depth - r) / 4).max(1) as usize;
-                    let w =
-                        self.negamax::<false>(ctx, board, beta - 1, beta, depth - r, ply, false);
-                    self.nmp_min_ply = 0;
-                    if w >= beta {
-                        self.stats.null_move += 1;
-                        return v;
+                    if cuts {
+                        node_probe.get_or_insert(NodeProbe {
+                            cell: surprise_cell(depth, eval - beta),
+                            event_below_beta: true,
+                        });
                     }
-                    self.stats.null_verify_fail += 1;
                 }
             }
         }
@@ -561,6 +674,7 @@ impl Worker {
         let mut n_quiets = 0;
         let mut noisy_tried: [Move; 32] = [NULL_MOVE; 32];
         let mut n_noisy = 0;
+        let mut moves_seen = 0u32;
         let killers = self.hist.killers[ply];
 
         while let Some((mv, order)) = picker.next(board, &self.hist, cont) {
@@ -578,30 +692,111 @@ impl Worker {
             } else {
                 0
             };
-            let special = mv == killers[0] || mv == killers[1] || mv == counter;
+            let special = mv == killers[0] || mv == killers[1] || mv == counter || mv == tt_move;
             if quiet {
                 quiets_seen += 1;
             }
+            moves_seen += 1;
             let checks = gives_check(board, mv);
+            let gated = Self::gate(in_check, quiet, checks, special);
+            // A per-move calibration probe: (cell, settled with "the move raised alpha").
+            let mut move_probe: Option<usize> = None;
 
-            // Step 12. Shallow-depth pruning (never before one move has been searched, and
-            // never when we might be getting mated).
+            // Step 12. Shallow-depth pruning, behind the gate (never before one move has
+            // been searched, and never when we might be getting mated).
             if !root && best > -MATE_BOUND && has_non_pawn_material(board, stm) {
                 let base_r = self.lmr[depth.min(63) as usize][(searched + 1).min(63)] as i32;
                 let lmr_depth = (depth - 1 - base_r).max(0);
-                if quiet {
-                    if self.late_move_prunes(depth, quiets_seen, improving) {
-                        skip_quiets = true;
+                if gated {
+                    let in_table = depth <= TABLE_DEPTHS as i32;
+                    let wants_cell = in_table
+                        && (self.cfg.lmp == Source::Table
+                            || (self.cfg.efp == EfpMode::Tiers && depth <= 2)
+                            || probe == Some(ProbeMode::Fh));
+                    let hung = if wants_cell {
+                        hung_bucket(board, mv)
+                    } else {
+                        0
+                    };
+                    let cell = if wants_cell {
+                        fh_cell(depth, hung, alpha - eval, moves_seen, improvement)
+                    } else {
+                        0
+                    };
+                    // Late move pruning: the formula (enough quiets tried: skip the rest) or
+                    // the table (this move's pessimistic fail-high bound is under the depth
+                    // allowance: skip this move).
+                    let lmp = match self.cfg.lmp {
+                        Source::Off => false,
+                        Source::Formula => {
+                            depth <= LMP_MAX_DEPTH && quiets_seen >= lmp_limit(depth, improving)
+                        }
+                        Source::Table => {
+                            in_table
+                                && self.cfg.tables.fh(cell)
+                                    < self.cfg.lmp_allowance(depth, hist_score)
+                        }
+                    };
+                    if lmp {
+                        if !self.shadowing(Mechanism::Lmp) {
+                            self.stats.lmp += 1;
+                            skip_quiets = self.cfg.lmp == Source::Formula;
+                            continue;
+                        }
+                        move_probe = Some(surprise_cell(depth, alpha - eval));
+                    }
+                    // Futility pruning at the parent: even an optimistic estimate of the
+                    // move cannot reach alpha.
+                    let efp_slack = match self.cfg.efp {
+                        EfpMode::Off => None,
+                        EfpMode::Formula => {
+                            let bound = eval + futility_margin(lmr_depth);
+                            (lmr_depth <= FP_MAX_DEPTH && bound <= alpha).then_some(alpha - bound)
+                        }
+                        EfpMode::Tiers => {
+                            let estimate = eval + improvement.unwrap_or(0) - HUNG_VALUE[hung];
+                            (depth <= 2)
+                                .then(|| estimate + EFP_TIER_MARGIN[depth as usize - 1])
+                                .filter(|&b| {
+                                    b <= alpha
+                                        && self.cfg.tables.fh(cell) < EFP_VETO * self.cfg.risk / 100
+                                })
+                                .map(|b| alpha - b)
+                        }
+                    };
+                    if let Some(slack) = efp_slack {
+                        if !self.shadowing(Mechanism::Efp) {
+                            self.stats.futility += 1;
+                            continue;
+                        }
+                        move_probe.get_or_insert(surprise_cell(depth, slack));
+                    }
+                    // SEE pruning of quiet moves that hang material at low depth.
+                    if self.cfg.see
+                        && depth <= SEE_PRUNE_MAX_DEPTH
+                        && !see_ge(board, mv, SEE_QUIET_MARGIN * lmr_depth)
+                    {
+                        if !self.shadowing(Mechanism::See) {
+                            self.stats.see_quiet += 1;
+                            continue;
+                        }
+                        move_probe.get_or_insert(surprise_cell(depth, alpha - eval));
+                    }
+                    if probe == Some(ProbeMode::Fh) && in_table {
+                        move_probe.get_or_insert(cell);
+                    }
+                } else if !quiet
+                    && !checks
+                    && self.cfg.see
+                    && depth <= SEE_PRUNE_MAX_DEPTH
+                    && !see_ge(board, mv, SEE_NOISY_MARGIN * depth * depth)
+                {
+                    // SEE pruning of losing captures at low depth.
+                    if !self.shadowing(Mechanism::See) {
+                        self.stats.see_noisy += 1;
                         continue;
                     }
-                    if !checks && self.futility_prunes(in_check, lmr_depth, eval, alpha) {
-                        continue;
-                    }
-                    if !checks && self.see_prunes_quiet(board, mv, depth, lmr_depth) {
-                        continue;
-                    }
-                } else if !checks && self.see_prunes_noisy(board, mv, depth) {
-                    continue;
+                    move_probe = Some(surprise_cell(depth, alpha - eval));
                 }
             }
 
@@ -621,7 +816,8 @@ impl Worker {
             let full_window_needed;
             // Checking sacrifices (losing captures that give check) are searched at full
             // depth: they are the tactics that decide WAC-style positions.
-            if searched > 1
+            if self.cfg.lmr
+                && searched > 1
                 && depth >= LMR_MIN_DEPTH
                 && (quiet || (is_bad_noisy_score(order) && !gives_check))
             {
@@ -632,13 +828,21 @@ impl Worker {
                     improving,
                     cut_node,
                     hist_score,
-                    special,
-                    gives_check,
+                    !quiet || gated,
                 );
                 let reduced = (new_depth - r).clamp(1, new_depth.max(1));
                 score =
                     -self.negamax::<false>(ctx, &child, -alpha - 1, -alpha, reduced, ply + 1, true);
-                if score > alpha && reduced < new_depth {
+                // Calibrating LMR: a reduced search that failed low is searched at full
+                // depth anyway, and the probe records whether the full search disagreed.
+                let recheck = score <= alpha
+                    && reduced < new_depth
+                    && self.shadowing(Mechanism::Lmr)
+                    && !self.stopped;
+                if recheck {
+                    move_probe = Some(surprise_cell_plies(depth, new_depth - reduced));
+                }
+                if (score > alpha || recheck) && reduced < new_depth {
                     score = -self.negamax::<false>(
                         ctx,
                         &child,
@@ -672,6 +876,9 @@ impl Worker {
             if self.stopped {
                 return 0;
             }
+            if let Some(cell) = move_probe {
+                self.probe_record(cell, score > alpha);
+            }
 
             // Step 15. New best move?
             if score > best {
@@ -703,7 +910,9 @@ impl Worker {
             if root && !self.root_excluded.is_empty() {
                 return alpha;
             }
-            return if in_check { -MATE + ply as i32 } else { DRAW };
+            let v = if in_check { -MATE + ply as i32 } else { DRAW };
+            self.settle(node_probe, v, alpha0, beta);
+            return v;
         }
 
         // Step 17. Reward the move that caused the cutoff, punish the ones tried before it.
@@ -746,6 +955,7 @@ impl Worker {
             ctx.tt
                 .store(key, best_move, best, raw_eval, depth, bound, ply);
         }
+        self.settle(node_probe, best, alpha0, beta);
         best
     }
 
@@ -846,20 +1056,27 @@ impl Worker {
         let stm = board.side_to_move();
 
         while let Some((mv, _)) = picker.next(board, &self.hist, cont) {
+            let mut move_probe: Option<usize> = None;
             if !in_check {
                 // Delta pruning: even winning the victim for free cannot reach alpha.
-                if mv.promotion.is_none() {
+                if self.cfg.qfutility && mv.promotion.is_none() {
                     let victim = crate::board::captured_piece(board, mv)
                         .map_or(0, |p| SEE_VALUE[p as usize]);
                     if futility_base + victim <= alpha {
-                        self.stats.qs_futility += 1;
-                        best = best.max(futility_base + victim);
-                        continue;
+                        if !self.shadowing(Mechanism::QFutility) {
+                            self.stats.qs_futility += 1;
+                            best = best.max(futility_base + victim);
+                            continue;
+                        }
+                        move_probe = Some(surprise_cell(0, alpha - futility_base - victim));
                     }
                 }
-                if !see_ge(board, mv, 0) {
-                    self.stats.qs_see += 1;
-                    continue;
+                if self.cfg.see && !see_ge(board, mv, 0) {
+                    if !self.shadowing(Mechanism::See) {
+                        self.stats.qs_see += 1;
+                        continue;
+                    }
+                    move_probe.get_or_insert(surprise_cell(0, 0));
                 }
             } else if best > -MATE_BOUND && searched >= 3 && !is_tactical(board, mv) {
                 // Enough evasions tried; quiet ones after the first few rarely matter.
@@ -874,6 +1091,9 @@ impl Worker {
             let score = -self.qsearch::<PV>(ctx, &child, -beta, -alpha, ply + 1);
             if self.stopped {
                 return 0;
+            }
+            if let Some(cell) = move_probe {
+                self.probe_record(cell, score > alpha);
             }
             if score > best {
                 best = score;

@@ -55,6 +55,8 @@ pub struct SearchOptions {
     pub verbose: bool,
     /// Lazy evaluation exits with these margins (UCI `LazyEval`); `None` = off.
     pub lazy: Option<Arc<LazyMargins>>,
+    /// Pruning switches and tables (UCI `prune.*` options, tools' `--set`).
+    pub prune: super::prune::PruneConfig,
 }
 
 impl Default for SearchOptions {
@@ -64,6 +66,7 @@ impl Default for SearchOptions {
             move_overhead_ms: DEFAULT_MOVE_OVERHEAD_MS,
             verbose: false,
             lazy: None,
+            prune: super::prune::PruneConfig::default(),
         }
     }
 }
@@ -151,6 +154,7 @@ fn iterate(
 ) -> SearchResult {
     w.reset_for_search(&pos.history, &pos.board);
     w.lazy = opts.lazy.clone();
+    w.cfg = opts.prune.clone();
     let board = &pos.board;
     let mut result = SearchResult::default();
     let root_moves = legal_moves(board);

@@ -57,6 +57,10 @@ pub enum CalibrateCmd {
     Marginsafety(SafetyArgs),
     /// % super-lazy / lazy / full exits per material bucket, and the headroom view.
     Exitrate(ExitRateArgs),
+    /// Pruning "search anyway": the chosen mechanism prunes nothing; where it would have, the
+    /// search goes on and records whether the prune would have been wrong. Surprise rates per
+    /// depth and slack with Wilson and position-clustered bootstrap intervals.
+    Surprise(super::collect::SurpriseArgs),
 }
 
 /// The pool and the searches (shared by the commands that search).
@@ -267,6 +271,7 @@ impl CalibrateArgs {
             CalibrateCmd::Tables(a) => tables_cmd(a)?,
             CalibrateCmd::Marginsafety(a) => safety_cmd(a)?,
             CalibrateCmd::Exitrate(a) => exitrate_cmd(a)?,
+            CalibrateCmd::Surprise(a) => super::collect::surprise_cmd(a)?,
         }
         Ok(ExitCode::SUCCESS)
     }

@@ -11,6 +11,8 @@ use crate::board::BoardError;
 pub mod bench;
 #[cfg(feature = "calibration")]
 pub mod calibrate;
+#[cfg(feature = "calibration")]
+pub mod collect;
 pub mod perft;
 pub mod pool;
 pub mod suite;
@@ -35,6 +37,10 @@ pub enum Tool {
     /// safety (Wilson and position-clustered bootstrap) and exit rates.
     #[cfg(feature = "calibration")]
     Calibrate(calibrate::CalibrateArgs),
+    /// Pruning tables: the alpha-side joint fail-high table (`collect fh`) and the beta-side
+    /// RFP table with its margins (`collect rfp`), as generated data files the engine embeds.
+    #[cfg(feature = "calibration")]
+    Collect(collect::CollectArgs),
 }
 
 impl Tool {
@@ -48,6 +54,8 @@ impl Tool {
             Tool::Pool(a) => a.run(),
             #[cfg(feature = "calibration")]
             Tool::Calibrate(a) => a.run(),
+            #[cfg(feature = "calibration")]
+            Tool::Collect(a) => a.run(),
         }
     }
 }
@@ -72,6 +80,9 @@ pub enum ToolError {
     #[cfg(feature = "calibration")]
     #[error(transparent)]
     Calibrate(#[from] calibrate::CalibError),
+    #[cfg(feature = "calibration")]
+    #[error(transparent)]
+    Collect(#[from] collect::CollectError),
 }
 
 /// A whole input file, or an error naming it.

@@ -1,0 +1,855 @@
+//! Forward pruning priced by measured tables (DESIGN.md §3, extended-pruning-depth.md).
+//!
+//! Three things live here, so the node function only asks questions:
+//!
+//! * [`PruneConfig`]: every mechanism's switch and variant (UCI options and the tools' `--set`
+//!   flags map onto it), so an experiment is a command line, not a code edit;
+//! * the bucketings of the two measured tables: the **alpha-side** joint fail-high table
+//!   (does this quiet move raise alpha? by remaining depth, hung material, gap to alpha,
+//!   lateness and the mover's improvement) and the **beta-side** table (does a node whose
+//!   static eval already clears beta still fail high? by gap above beta, depth, improving and
+//!   "the opponent left something hanging");
+//! * [`PruneTables`]: the generated data files `data/chess/fh-table.txt` and
+//!   `data/chess/rfp-table.txt` (written by `actuary collect`), embedded at build time and
+//!   read into flat arrays, so a lookup on the hot path is one index computation.
+//!
+//! Why two tables and not one re-sliced: the alpha-side table collapses every gap ≤ 0 into
+//! bucket 0 (once a move clears alpha there is nothing left to decide), which is exactly the
+//! graded region an RFP margin needs; and lateness and the move's hung material have no
+//! meaning before a node has picked a move. The seed works this out in full.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use crate::board::{Board, Move, Piece};
+use crate::eval::pst::SEE_VALUE;
+use crate::search::see::{attackers_to, see_ge};
+
+// ----- Bucketings ---------------------------------------------------------------------------
+
+/// Remaining depths the tables cover (1..=10; deeper lands in the last row).
+pub const TABLE_DEPTHS: usize = 10;
+/// Hung-material buckets: what the opponent wins on the move's destination (SEE loss):
+/// 0, ≤ a pawn, ≤ a minor, ≤ a rook, more.
+pub const HUNG_BUCKETS: usize = 5;
+/// Inclusive upper edges of the SEE-loss buckets (the last is open).
+pub const HUNG_EDGES: [i32; HUNG_BUCKETS - 1] = [0, 100, 350, 550];
+/// A representative loss per hung bucket (the EFP estimate subtracts it).
+pub const HUNG_VALUE: [i32; HUNG_BUCKETS] = [0, 100, 325, 500, 900];
+/// Gap-to-alpha buckets (`alpha − eval`): bucket 0 holds every gap ≤ 0.
+pub const GAP_BUCKETS: usize = 9;
+pub const GAP_EDGES: [i32; GAP_BUCKETS - 1] = [0, 30, 60, 100, 150, 250, 400, 700];
+/// Lateness buckets by move number at the node (1-based, pruned moves included).
+pub const LATE_BUCKETS: usize = 9;
+pub const LATE_EDGES: [u32; LATE_BUCKETS - 1] = [1, 2, 3, 4, 6, 9, 14, 22];
+/// Mover's improvement (`eval − eval two plies ago`): ≤ −50, in between (or unknown), ≥ +50.
+pub const IMPROVE_BUCKETS: usize = 3;
+pub const IMPROVE_STEP: i32 = 50;
+/// Cells of the alpha-side table.
+pub const FH_CELLS: usize =
+    TABLE_DEPTHS * HUNG_BUCKETS * GAP_BUCKETS * LATE_BUCKETS * IMPROVE_BUCKETS;
+
+/// Gap-above-beta buckets (`eval − beta ≥ 0`), by inclusive lower edge.
+pub const RFP_GAP_BUCKETS: usize = 10;
+pub const RFP_GAP_LOWER: [i32; RFP_GAP_BUCKETS] = [0, 25, 50, 75, 100, 150, 200, 300, 450, 700];
+/// Cells of the beta-side table: depth × improving × opponent-hung × gap.
+pub const RFP_CELLS: usize = TABLE_DEPTHS * 2 * 2 * RFP_GAP_BUCKETS;
+
+#[inline]
+fn bucket_by_upper<T: PartialOrd + Copy>(x: T, edges: &[T]) -> usize {
+    edges.iter().position(|&e| x <= e).unwrap_or(edges.len())
+}
+
+#[inline]
+pub fn depth_index(depth: i32) -> usize {
+    (depth.clamp(1, TABLE_DEPTHS as i32) - 1) as usize
+}
+#[inline]
+pub fn gap_bucket(gap: i32) -> usize {
+    bucket_by_upper(gap, &GAP_EDGES)
+}
+#[inline]
+pub fn late_bucket(move_number: u32) -> usize {
+    bucket_by_upper(move_number, &LATE_EDGES)
+}
+#[inline]
+pub fn improve_bucket(improvement: Option<i32>) -> usize {
+    match improvement {
+        Some(d) if d <= -IMPROVE_STEP => 0,
+        Some(d) if d >= IMPROVE_STEP => 2,
+        _ => 1,
+    }
+}
+#[inline]
+pub fn rfp_gap_bucket(gap: i32) -> usize {
+    RFP_GAP_LOWER.iter().rposition(|&l| gap >= l).unwrap_or(0)
+}
+
+/// Hung-material bucket of a quiet move: how much the opponent wins by taking on its
+/// destination, by static exchange (one `see_ge` for the common safe move).
+#[inline]
+pub fn hung_bucket(board: &Board, mv: Move) -> usize {
+    HUNG_EDGES
+        .iter()
+        .position(|&e| see_ge(board, mv, -e))
+        .unwrap_or(HUNG_BUCKETS - 1)
+}
+
+/// Index of an alpha-side cell.
+#[inline]
+pub fn fh_cell(depth: i32, hung: usize, gap: i32, move_number: u32, imp: Option<i32>) -> usize {
+    (((depth_index(depth) * HUNG_BUCKETS + hung) * GAP_BUCKETS + gap_bucket(gap)) * LATE_BUCKETS
+        + late_bucket(move_number))
+        * IMPROVE_BUCKETS
+        + improve_bucket(imp)
+}
+
+/// The axes of an alpha-side cell (inverse of [`fh_cell`]): depth 1.., hung, gap, late, imp.
+pub fn fh_axes(cell: usize) -> [usize; 5] {
+    let imp = cell % IMPROVE_BUCKETS;
+    let c = cell / IMPROVE_BUCKETS;
+    let late = c % LATE_BUCKETS;
+    let c = c / LATE_BUCKETS;
+    let gap = c % GAP_BUCKETS;
+    let c = c / GAP_BUCKETS;
+    let hung = c % HUNG_BUCKETS;
+    [c / HUNG_BUCKETS + 1, hung, gap, late, imp]
+}
+
+/// Index of a beta-side cell.
+#[inline]
+pub fn rfp_cell(depth: i32, improving: bool, opp_hung: bool, gap: i32) -> usize {
+    ((depth_index(depth) * 2 + improving as usize) * 2 + opp_hung as usize) * RFP_GAP_BUCKETS
+        + rfp_gap_bucket(gap)
+}
+
+/// The axes of a beta-side cell: depth 1.., improving, opponent-hung, gap bucket.
+pub fn rfp_axes(cell: usize) -> [usize; 4] {
+    let gap = cell % RFP_GAP_BUCKETS;
+    let c = cell / RFP_GAP_BUCKETS;
+    let hung = c % 2;
+    let c = c / 2;
+    [c / 2 + 1, c % 2, hung, gap]
+}
+
+/// Does the side to move have something to take for free (an enemy piece attacked and
+/// undefended, or attacked by a cheaper piece)? The node-level "opponent has a hung piece":
+/// the static eval does not see it, so the true value is above the eval.
+pub fn opponent_hung(board: &Board) -> bool {
+    let us = board.side_to_move();
+    let ours = board.colors(us);
+    let theirs = board.colors(!us);
+    let occ = board.occupied();
+    for sq in theirs & !board.pieces(Piece::King) {
+        let att = attackers_to(board, sq, occ);
+        let mine = att & ours;
+        if mine.is_empty() {
+            continue;
+        }
+        if (att & theirs).is_empty() {
+            return true;
+        }
+        let victim = board.piece_on(sq).map_or(0, |p| SEE_VALUE[p as usize]);
+        let cheapest = Piece::ALL
+            .iter()
+            .find(|&&p| !(mine & board.pieces(p)).is_empty())
+            .map_or(i32::MAX, |&p| SEE_VALUE[p as usize]);
+        if cheapest < victim {
+            return true;
+        }
+    }
+    false
+}
+
+// ----- Allowances -----------------------------------------------------------------------------
+
+/// LMP's depth allowance in thousandths of a percent (200 = 0.2 %), by remaining depth 1..=11
+/// (the seed's schedule; 0 from depth 11 on).
+pub const LMP_ALLOWANCE: [u32; 11] = [200, 200, 150, 75, 50, 25, 12, 6, 3, 1, 0];
+/// The seed's fair EFP-vs-LMP test: with EFP off, LMP gets EFP's working threshold (≈ 0.3 %)
+/// at 1–2 ply and the schedule carried outward half again as wide.
+pub const LMP_ALLOWANCE_WIDE: [u32; 11] = [300, 300, 225, 113, 75, 38, 18, 9, 5, 2, 0];
+/// EFP's table veto: a move whose pessimistic fail-high bound is at least this is never
+/// pruned by EFP (the seed's strictest veto tier, 0.3 %).
+pub const EFP_VETO: u32 = 300;
+
+// ----- Switches ---------------------------------------------------------------------------------
+
+/// Which rule drives a mechanism.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Off,
+    /// The hand-set formula in `params.rs` (the build before the tables).
+    Formula,
+    /// The measured table.
+    Table,
+}
+
+/// Futility pruning at the parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EfpMode {
+    Off,
+    /// `eval + 90 + 95·lmr_depth ≤ alpha` up to lmr depth 7 (the previous build).
+    Formula,
+    /// The seed's two tiers: depth 1 with a knight's margin, depth 2 with a rook's, on the
+    /// estimate `eval + improvement − hung`, vetoed by the alpha-side table.
+    Tiers,
+}
+
+/// What RFP returns when it cuts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RfpReturn {
+    Beta,
+    /// `(661·beta + 363·eval) / 1024` (Stockfish's blend toward beta).
+    Blend,
+    EvalMinusMargin,
+}
+
+/// The mechanisms `actuary calibrate surprise` can shadow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mechanism {
+    Rfp,
+    Efp,
+    Lmp,
+    QFutility,
+    Nmp,
+    Razor,
+    See,
+    Lmr,
+}
+
+impl Mechanism {
+    pub const ALL: [Mechanism; 8] = [
+        Mechanism::Rfp,
+        Mechanism::Efp,
+        Mechanism::Lmp,
+        Mechanism::QFutility,
+        Mechanism::Nmp,
+        Mechanism::Razor,
+        Mechanism::See,
+        Mechanism::Lmr,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Rfp => "rfp",
+            Mechanism::Efp => "efp",
+            Mechanism::Lmp => "lmp",
+            Mechanism::QFutility => "qfutility",
+            Mechanism::Nmp => "nmp",
+            Mechanism::Razor => "razor",
+            Mechanism::See => "see",
+            Mechanism::Lmr => "lmr",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Mechanism, String> {
+        Mechanism::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!(
+                    "unknown mechanism '{s}' (expected one of: {})",
+                    Mechanism::ALL.map(|m| m.name()).join(", ")
+                )
+            })
+    }
+    /// What the surprise report's slack axis means for this mechanism.
+    pub fn slack_meaning(self) -> &'static str {
+        match self {
+            Mechanism::Rfp => "eval − margin − beta (cp past the threshold)",
+            Mechanism::Efp => "alpha − (estimate + margin) (cp past the threshold)",
+            Mechanism::Lmp => "alpha − eval (gap bucket of the pruned move)",
+            Mechanism::QFutility => "alpha − (futility base + victim)",
+            Mechanism::Nmp => "eval − beta",
+            Mechanism::Razor => "alpha − (eval + razor margin)",
+            Mechanism::See => "alpha − eval (gap bucket)",
+            Mechanism::Lmr => "reduction in plies (bucket = plies)",
+        }
+    }
+}
+
+/// What a calibration run records (`actuary collect` / `actuary calibrate surprise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeMode {
+    /// Alpha-side cells: at every gate-eligible quiet move, did it raise alpha?
+    Fh,
+    /// Beta-side cells: at every non-PV node whose eval clears beta, did it fail high?
+    Rfp,
+    /// "Search anyway": the mechanism does not prune; where it would have, the search goes
+    /// on and records whether the prune would have been wrong.
+    Surprise(Mechanism),
+}
+
+/// Surprise cells: remaining depth 0 (quiescence) ..= 10 × slack bucket ([`gap_bucket`]).
+pub const SURPRISE_CELLS: usize = (TABLE_DEPTHS + 1) * GAP_BUCKETS;
+
+#[inline]
+pub fn surprise_cell(depth: i32, slack: i32) -> usize {
+    depth.clamp(0, TABLE_DEPTHS as i32) as usize * GAP_BUCKETS + gap_bucket(slack)
+}
+
+/// LMR's surprise cell: the slack axis is the reduction in plies (capped at 8).
+#[inline]
+pub fn surprise_cell_plies(depth: i32, plies: i32) -> usize {
+    depth.clamp(0, TABLE_DEPTHS as i32) as usize * GAP_BUCKETS
+        + plies.clamp(0, GAP_BUCKETS as i32 - 1) as usize
+}
+
+/// EFP's two tiers (the seed's Heinz margins): a knight at depth 1, a rook at depth 2.
+pub const EFP_TIER_MARGIN: [i32; 2] = [SEE_VALUE[1], SEE_VALUE[3]];
+
+/// Every pruning switch in one value. `Default` is the shipped configuration.
+#[derive(Clone, Debug)]
+pub struct PruneConfig {
+    pub rfp: Source,
+    pub rfp_max_depth: i32,
+    pub rfp_return: RfpReturn,
+    pub razor: bool,
+    pub nmp: bool,
+    pub lmp: Source,
+    /// With `lmp = table`: the widened allowance schedule ([`LMP_ALLOWANCE_WIDE`]).
+    pub lmp_wide: bool,
+    pub efp: EfpMode,
+    /// SEE pruning of quiet and losing noisy moves (main search) and of losing captures (QS).
+    pub see: bool,
+    /// Delta (futility) pruning in quiescence.
+    pub qfutility: bool,
+    pub lmr: bool,
+    /// Risk knob: percent applied to every table allowance (100 = the schedule as written).
+    pub risk: u32,
+    pub tables: Arc<PruneTables>,
+}
+
+impl Default for PruneConfig {
+    fn default() -> Self {
+        Self {
+            rfp: Source::Formula,
+            rfp_max_depth: super::params::RFP_MAX_DEPTH,
+            rfp_return: RfpReturn::Blend,
+            razor: true,
+            nmp: true,
+            lmp: Source::Formula,
+            lmp_wide: false,
+            efp: EfpMode::Formula,
+            see: true,
+            qfutility: true,
+            lmr: true,
+            risk: 100,
+            tables: PruneTables::embedded(),
+        }
+    }
+}
+
+/// The switch names, their values and what they do (for `--help`, `--set` and UCI).
+pub const SWITCHES: &[(&str, &str, &str)] = &[
+    (
+        "rfp",
+        "off|formula|table",
+        "reverse futility pruning and its margin source",
+    ),
+    (
+        "rfp-depth",
+        "1..=10",
+        "deepest remaining depth RFP may fire at",
+    ),
+    (
+        "rfp-return",
+        "beta|blend|margin",
+        "what RFP returns (margin = eval − margin)",
+    ),
+    ("razor", "on|off", "razoring"),
+    ("nmp", "on|off", "null-move pruning"),
+    (
+        "lmp",
+        "off|formula|table",
+        "late move pruning and its source",
+    ),
+    (
+        "lmp-wide",
+        "on|off",
+        "table LMP with the widened allowance schedule",
+    ),
+    ("efp", "off|formula|tiers", "futility pruning at the parent"),
+    ("see", "on|off", "SEE pruning (main search and quiescence)"),
+    ("qfutility", "on|off", "delta pruning in quiescence"),
+    ("lmr", "on|off", "late move reductions"),
+    (
+        "risk",
+        "0..=1000",
+        "percent applied to every table allowance",
+    ),
+];
+
+fn on_off(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(format!("expected on or off, got '{v}'")),
+    }
+}
+
+fn source(v: &str) -> Result<Source, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "off" | "false" => Ok(Source::Off),
+        "formula" | "on" | "true" => Ok(Source::Formula),
+        "table" => Ok(Source::Table),
+        _ => Err(format!("expected off, formula or table, got '{v}'")),
+    }
+}
+
+impl PruneConfig {
+    /// Apply one `name=value` switch (names in [`SWITCHES`]; case-insensitive, `_` = `-`).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let key = name.trim().to_ascii_lowercase().replace('_', "-");
+        let v = value.trim();
+        let bad = |e: String| format!("{key}: {e}");
+        match key.as_str() {
+            "rfp" => self.rfp = source(v).map_err(bad)?,
+            "rfp-depth" => {
+                self.rfp_max_depth = v
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|d| (1..=TABLE_DEPTHS as i32).contains(d))
+                    .ok_or_else(|| bad(format!("expected 1..=10, got '{v}'")))?
+            }
+            "rfp-return" => {
+                self.rfp_return = match v.to_ascii_lowercase().as_str() {
+                    "beta" => RfpReturn::Beta,
+                    "blend" => RfpReturn::Blend,
+                    "margin" | "eval-margin" => RfpReturn::EvalMinusMargin,
+                    _ => return Err(bad(format!("expected beta, blend or margin, got '{v}'"))),
+                }
+            }
+            "razor" => self.razor = on_off(v).map_err(bad)?,
+            "nmp" => self.nmp = on_off(v).map_err(bad)?,
+            "lmp" => self.lmp = source(v).map_err(bad)?,
+            "lmp-wide" => self.lmp_wide = on_off(v).map_err(bad)?,
+            "efp" => {
+                self.efp = match v.to_ascii_lowercase().as_str() {
+                    "off" | "false" => EfpMode::Off,
+                    "formula" | "on" | "true" => EfpMode::Formula,
+                    "tiers" => EfpMode::Tiers,
+                    _ => return Err(bad(format!("expected off, formula or tiers, got '{v}'"))),
+                }
+            }
+            "see" => self.see = on_off(v).map_err(bad)?,
+            "qfutility" => self.qfutility = on_off(v).map_err(bad)?,
+            "lmr" => self.lmr = on_off(v).map_err(bad)?,
+            "risk" => {
+                self.risk = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|r| *r <= 1000)
+                    .ok_or_else(|| bad(format!("expected 0..=1000, got '{v}'")))?
+            }
+            _ => {
+                return Err(format!(
+                    "unknown switch '{name}' (expected one of: {})",
+                    SWITCHES.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply `name=value[,name=value...]`.
+    pub fn set_all(&mut self, spec: &str) -> Result<(), String> {
+        for kv in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("expected name=value, got '{kv}'"))?;
+            self.set(k, v)?;
+        }
+        Ok(())
+    }
+
+    /// One line naming every switch's value (for reports and `info string`).
+    pub fn describe(&self) -> String {
+        let s = |x: Source| match x {
+            Source::Off => "off",
+            Source::Formula => "formula",
+            Source::Table => "table",
+        };
+        let b = |x: bool| if x { "on" } else { "off" };
+        format!(
+            "rfp={} rfp-depth={} rfp-return={} razor={} nmp={} lmp={} lmp-wide={} efp={} see={} qfutility={} lmr={} risk={}",
+            s(self.rfp),
+            self.rfp_max_depth,
+            match self.rfp_return {
+                RfpReturn::Beta => "beta",
+                RfpReturn::Blend => "blend",
+                RfpReturn::EvalMinusMargin => "margin",
+            },
+            b(self.razor),
+            b(self.nmp),
+            s(self.lmp),
+            b(self.lmp_wide),
+            match self.efp {
+                EfpMode::Off => "off",
+                EfpMode::Formula => "formula",
+                EfpMode::Tiers => "tiers",
+            },
+            b(self.see),
+            b(self.qfutility),
+            b(self.lmr),
+            self.risk
+        )
+    }
+
+    /// The LMP allowance (thousandths of a percent) at `depth` for a move with history
+    /// `hist`: the schedule × risk, halved for a move history likes and doubled for one it
+    /// has seen fail (the seed's "plus this move-identity's dynamic history").
+    #[inline]
+    pub fn lmp_allowance(&self, depth: i32, hist: i32) -> u32 {
+        let sched = if self.lmp_wide {
+            &LMP_ALLOWANCE_WIDE
+        } else {
+            &LMP_ALLOWANCE
+        };
+        let a = sched[(depth.max(1) as usize - 1).min(10)] * self.risk / 100;
+        if hist > 0 {
+            a / 2
+        } else if hist < -super::params::HISTORY_MAX / 2 {
+            a * 2
+        } else {
+            a
+        }
+    }
+}
+
+// ----- Tables -----------------------------------------------------------------------------------
+
+/// The alpha-side table file built into the engine.
+pub const EMBEDDED_FH: &str = include_str!("../../../../data/chess/fh-table.txt");
+/// The beta-side table file built into the engine.
+pub const EMBEDDED_RFP: &str = include_str!("../../../../data/chess/rfp-table.txt");
+
+pub const FH_MAGIC: &str = "actuary-fh-table v1";
+pub const RFP_MAGIC: &str = "actuary-rfp-table v1";
+/// Upper bound stored for a cell without samples: never prunes.
+pub const NO_DATA: u32 = u32::MAX;
+
+/// The measured tables the search reads: the alpha-side Wilson upper bounds per cell, and
+/// RFP margins per (depth, improving, opponent-hung), derived when the table was written
+/// (`None` = too few samples: the formula decides).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PruneTables {
+    pub fh_upper: Vec<u32>,
+    pub rfp_margin: [[[Option<i32>; 2]; 2]; TABLE_DEPTHS],
+    /// First comment line of each file (which pool and depth made it).
+    pub fh_source: String,
+    pub rfp_source: String,
+}
+
+/// Why a table file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PruneTableError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: not a table file (first line must be '{expected}')")]
+    Magic {
+        file: String,
+        expected: &'static str,
+    },
+    #[error("{file}:{line}: {message}")]
+    Line {
+        file: String,
+        line: usize,
+        message: String,
+    },
+}
+
+impl PruneTables {
+    /// The tables built into the engine (parsed once).
+    pub fn embedded() -> Arc<PruneTables> {
+        static T: OnceLock<Arc<PruneTables>> = OnceLock::new();
+        T.get_or_init(|| {
+            Arc::new(
+                PruneTables::parse(EMBEDDED_FH, "<embedded fh>", EMBEDDED_RFP, "<embedded rfp>")
+                    .expect("embedded pruning tables parse (checked by a test)"),
+            )
+        })
+        .clone()
+    }
+
+    /// Read the two files (either may be the embedded one: pass `None`).
+    pub fn load(fh: Option<&Path>, rfp: Option<&Path>) -> Result<PruneTables, PruneTableError> {
+        let read = |p: Option<&Path>, embedded: &'static str, name: &str| match p {
+            None => Ok((embedded.to_string(), name.to_string())),
+            Some(p) => std::fs::read_to_string(p)
+                .map(|t| (t, p.display().to_string()))
+                .map_err(|source| PruneTableError::Io {
+                    file: p.display().to_string(),
+                    source,
+                }),
+        };
+        let (f, fname) = read(fh, EMBEDDED_FH, "<embedded fh>")?;
+        let (r, rname) = read(rfp, EMBEDDED_RFP, "<embedded rfp>")?;
+        Self::parse(&f, &fname, &r, &rname)
+    }
+
+    pub fn parse(
+        fh: &str,
+        fh_name: &str,
+        rfp: &str,
+        rfp_name: &str,
+    ) -> Result<PruneTables, PruneTableError> {
+        let mut t = PruneTables {
+            fh_upper: vec![NO_DATA; FH_CELLS],
+            rfp_margin: [[[None; 2]; 2]; TABLE_DEPTHS],
+            fh_source: String::new(),
+            rfp_source: String::new(),
+        };
+        t.fh_source = parse_lines(fh, fh_name, FH_MAGIC, |tok, err| {
+            // cell <depth> <hung> <gap> <late> <imp> <n> <raised> <upper>
+            if tok[0] != "cell" || tok.len() != 9 {
+                return Err(err(
+                    "expected 'cell depth hung gap late imp n raised upper'",
+                ));
+            }
+            let v = nums(&tok[1..], &err)?;
+            let (d, h, g, l, i) = (v[0], v[1], v[2], v[3], v[4]);
+            if !(1..=TABLE_DEPTHS as u64).contains(&d)
+                || h >= HUNG_BUCKETS as u64
+                || g >= GAP_BUCKETS as u64
+                || l >= LATE_BUCKETS as u64
+                || i >= IMPROVE_BUCKETS as u64
+            {
+                return Err(err("axis out of range"));
+            }
+            if v[6] > v[5] {
+                return Err(err("more raises than trials"));
+            }
+            let cell = ((((d as usize - 1) * HUNG_BUCKETS + h as usize) * GAP_BUCKETS
+                + g as usize)
+                * LATE_BUCKETS
+                + l as usize)
+                * IMPROVE_BUCKETS
+                + i as usize;
+            t.fh_upper[cell] = u32::try_from(v[7]).map_err(|_| err("upper bound too large"))?;
+            Ok(())
+        })?;
+        t.rfp_source = parse_lines(rfp, rfp_name, RFP_MAGIC, |tok, err| {
+            match tok[0] {
+                // cell lines are the evidence; the engine reads the margins.
+                "cell" if tok.len() == 8 => {
+                    nums(&tok[1..], &err)?;
+                    Ok(())
+                }
+                // margin <depth> <improving> <opp_hung> <cp|formula>
+                "margin" if tok.len() == 5 => {
+                    let v = nums(&tok[1..4], &err)?;
+                    if !(1..=TABLE_DEPTHS as u64).contains(&v[0]) || v[1] > 1 || v[2] > 1 {
+                        return Err(err("axis out of range"));
+                    }
+                    let m = match tok[4] {
+                        "formula" => None,
+                        s => Some(
+                            s.parse::<i32>()
+                                .ok()
+                                .filter(|m| (0..=3000).contains(m))
+                                .ok_or_else(|| err("margin must be 0..=3000 or 'formula'"))?,
+                        ),
+                    };
+                    t.rfp_margin[v[0] as usize - 1][v[1] as usize][v[2] as usize] = m;
+                    Ok(())
+                }
+                _ => Err(err(
+                    "expected 'cell depth improving hung gap n failed_low upper' or 'margin depth improving hung cp|formula'",
+                )),
+            }
+        })?;
+        Ok(t)
+    }
+
+    /// Pessimistic fail-high bound of an alpha-side cell, thousandths of a percent.
+    #[inline]
+    pub fn fh(&self, cell: usize) -> u32 {
+        self.fh_upper[cell]
+    }
+
+    /// Cells with data.
+    pub fn fh_cells_with_data(&self) -> usize {
+        self.fh_upper.iter().filter(|&&u| u != NO_DATA).count()
+    }
+}
+
+fn nums<E>(tok: &[&str], err: &impl Fn(&str) -> E) -> Result<Vec<u64>, E> {
+    tok.iter()
+        .map(|s| {
+            s.parse::<u64>()
+                .map_err(|_| err("expected unsigned integers"))
+        })
+        .collect()
+}
+
+/// Check the magic line, skip comments, hand every other line's tokens to `f`; returns the
+/// first comment line (the provenance).
+fn parse_lines(
+    text: &str,
+    file: &str,
+    magic: &'static str,
+    mut f: impl FnMut(&[&str], &dyn Fn(&str) -> PruneTableError) -> Result<(), PruneTableError>,
+) -> Result<String, PruneTableError> {
+    let mut lines = text.lines().enumerate();
+    if lines.next().map(|(_, l)| l.trim()) != Some(magic) {
+        return Err(PruneTableError::Magic {
+            file: file.to_string(),
+            expected: magic,
+        });
+    }
+    let mut provenance = String::new();
+    for (i, line) in lines {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some(c) = t.strip_prefix('#') {
+            if provenance.is_empty() {
+                provenance = c.trim().to_string();
+            }
+            continue;
+        }
+        let tok: Vec<&str> = t.split_whitespace().collect();
+        let err = |m: &str| PruneTableError::Line {
+            file: file.to_string(),
+            line: i + 1,
+            message: m.to_string(),
+        };
+        f(&tok, &err)?;
+    }
+    Ok(provenance)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_follow_their_edges() {
+        assert_eq!(gap_bucket(-500), 0);
+        assert_eq!(gap_bucket(0), 0);
+        assert_eq!(gap_bucket(1), 1);
+        assert_eq!(gap_bucket(30), 1);
+        assert_eq!(gap_bucket(31), 2);
+        assert_eq!(gap_bucket(701), 8);
+        assert_eq!(late_bucket(1), 0);
+        assert_eq!(late_bucket(5), 4);
+        assert_eq!(late_bucket(6), 4);
+        assert_eq!(late_bucket(7), 5);
+        assert_eq!(late_bucket(100), 8);
+        assert_eq!(rfp_gap_bucket(0), 0);
+        assert_eq!(rfp_gap_bucket(24), 0);
+        assert_eq!(rfp_gap_bucket(25), 1);
+        assert_eq!(rfp_gap_bucket(5000), 9);
+        assert_eq!(improve_bucket(None), 1);
+        assert_eq!(improve_bucket(Some(-50)), 0);
+        assert_eq!(improve_bucket(Some(49)), 1);
+        assert_eq!(improve_bucket(Some(50)), 2);
+        assert_eq!(depth_index(0), 0);
+        assert_eq!(depth_index(14), 9);
+    }
+
+    #[test]
+    fn cells_round_trip_through_their_axes() {
+        let c = fh_cell(7, 3, 120, 10, Some(80));
+        assert_eq!(fh_axes(c), [7, 3, 4, 6, 2]);
+        assert!(c < FH_CELLS);
+        assert_eq!(fh_axes(FH_CELLS - 1), [10, 4, 8, 8, 2]);
+        let r = rfp_cell(4, true, false, 160);
+        assert_eq!(rfp_axes(r), [4, 1, 0, 5]);
+        assert_eq!(rfp_axes(RFP_CELLS - 1), [10, 1, 1, 9]);
+    }
+
+    #[test]
+    fn hung_bucket_reads_the_exchange() {
+        // Qd1-d5?? into a pawn on e6 and a knight on c7: the queen is lost for nothing much.
+        let b: Board = "4k3/2n5/4p3/8/8/8/8/3QK3 w - - 0 1".parse().unwrap();
+        let mv = "d1d5".parse().unwrap();
+        assert_eq!(hung_bucket(&b, mv), 4);
+        let safe = "d1d2".parse().unwrap();
+        assert_eq!(hung_bucket(&b, safe), 0);
+        // A knight stepping where a pawn takes it.
+        let b: Board = "4k3/8/4p3/8/8/2N5/8/4K3 w - - 0 1".parse().unwrap();
+        assert_eq!(hung_bucket(&b, "c3d5".parse().unwrap()), 2);
+    }
+
+    #[test]
+    fn opponent_hung_sees_free_and_cheaper_captures() {
+        // Black knight on d5 attacked by the e4 pawn, defended: cheaper attacker wins it.
+        let b: Board = "4k3/4p3/8/3n4/4P3/8/8/4K3 w - - 0 1".parse().unwrap();
+        assert!(opponent_hung(&b));
+        // Black pawn on d5 attacked by the e4 pawn and defended by e6: nothing to win.
+        let b: Board = "4k3/8/4p3/3p4/4P3/8/8/4K3 w - - 0 1".parse().unwrap();
+        assert!(!opponent_hung(&b));
+        // An undefended rook attacked by a queen.
+        let b: Board = "4k3/8/8/3r4/8/8/3Q4/4K3 w - - 0 1".parse().unwrap();
+        assert!(opponent_hung(&b));
+    }
+
+    #[test]
+    fn switches_parse_and_reject() {
+        let mut c = PruneConfig::default();
+        c.set_all("rfp=table, lmp=table,efp=off,RFP_RETURN=beta,risk=150")
+            .unwrap();
+        assert_eq!(c.rfp, Source::Table);
+        assert_eq!(c.lmp, Source::Table);
+        assert_eq!(c.efp, EfpMode::Off);
+        assert_eq!(c.rfp_return, RfpReturn::Beta);
+        assert_eq!(c.risk, 150);
+        assert!(c.describe().contains("rfp=table"));
+        assert!(c.set("lmp", "maybe").unwrap_err().contains("lmp"));
+        assert!(c.set("bogus", "on").unwrap_err().contains("unknown switch"));
+        assert!(c.set("rfp-depth", "11").is_err());
+        assert!(c.set_all("rfp").is_err());
+        assert!(Mechanism::parse("LMR").is_ok());
+        assert!(
+            Mechanism::parse("futility")
+                .unwrap_err()
+                .contains("expected one of")
+        );
+    }
+
+    #[test]
+    fn allowance_scales_with_risk_and_history() {
+        let mut c = PruneConfig::default();
+        assert_eq!(c.lmp_allowance(1, 0), 200);
+        assert_eq!(c.lmp_allowance(3, 0), 150);
+        assert_eq!(c.lmp_allowance(11, 0), 0);
+        assert_eq!(c.lmp_allowance(1, 100), 100);
+        assert_eq!(c.lmp_allowance(1, -10_000), 400);
+        c.risk = 50;
+        assert_eq!(c.lmp_allowance(1, 0), 100);
+    }
+
+    #[test]
+    fn embedded_tables_parse() {
+        let t = PruneTables::embedded();
+        assert_eq!(t.fh_upper.len(), FH_CELLS);
+    }
+
+    #[test]
+    fn bad_table_lines_name_file_and_line() {
+        let e = PruneTables::parse("nope", "a.txt", RFP_MAGIC, "b.txt").unwrap_err();
+        assert!(e.to_string().starts_with("a.txt: not a table file"), "{e}");
+        let fh = format!("{FH_MAGIC}\n# x\ncell 1 0 0 0 0 10 11 5\n");
+        let e = PruneTables::parse(&fh, "a.txt", RFP_MAGIC, "b.txt").unwrap_err();
+        assert_eq!(e.to_string(), "a.txt:3: more raises than trials");
+        let fh = format!("{FH_MAGIC}\ncell 11 0 0 0 0 10 1 5\n");
+        let e = PruneTables::parse(&fh, "a.txt", RFP_MAGIC, "b.txt").unwrap_err();
+        assert_eq!(e.to_string(), "a.txt:2: axis out of range");
+        let rfp = format!("{RFP_MAGIC}\nmargin 1 0 0 -5\n");
+        let e = PruneTables::parse(FH_MAGIC, "a.txt", &rfp, "b.txt").unwrap_err();
+        assert!(e.to_string().starts_with("b.txt:2: margin"), "{e}");
+        let fh = format!("{FH_MAGIC}\ncell 2 1 3 3 2 1000 3 917\n");
+        let rfp = format!("{RFP_MAGIC}\nmargin 3 1 0 140\nmargin 4 0 1 formula\n");
+        let t = PruneTables::parse(&fh, "a", &rfp, "b").unwrap();
+        assert_eq!(t.fh(fh_cell(2, 1, 100, 4, Some(60))), 917);
+        assert_eq!(t.rfp_margin[2][1][0], Some(140));
+        assert_eq!(t.rfp_margin[3][0][1], None);
+        assert_eq!(t.fh_cells_with_data(), 1);
+    }
+}

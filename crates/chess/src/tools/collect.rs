@@ -1,0 +1,849 @@
+//! `collect` and `calibrate surprise`: the pruning calibration of issue 14 (DESIGN.md §3).
+//!
+//! ```text
+//! actuary collect fh  --pool calib.epd --depth 8 --out data/chess/fh-table.txt   # alpha side
+//! actuary collect rfp --pool calib.epd --depth 8 --out data/chess/rfp-table.txt  # beta side
+//! actuary calibrate surprise --mechanism lmp --pool holdout.epd --depth 8 --out docs/pruning
+//! ```
+//!
+//! Every pool position is searched to a fixed depth by one thread with a cleared table and
+//! histories (as the lazy-evaluation calibration does), so a position's tree is one cluster
+//! and the counts do not depend on `--threads`.
+//!
+//! * `collect fh` turns off every alpha-side prune (LMP, EFP, SEE) so each gate-eligible quiet
+//!   move is searched, and counts per cell whether it raised alpha. The table stores the
+//!   one-sided 95 % Wilson upper bound (the pessimistic fail-high rate) in thousandths of a
+//!   percent; LMP prunes where it is below the depth allowance.
+//! * `collect rfp` turns RFP off and, at every non-PV node whose eval clears beta (depth ≤ 10),
+//!   counts whether the node still failed low. Per (depth, improving, opponent-hung) it writes
+//!   the smallest gap whose pessimistic fail-low rate is under the allowance: that gap is the
+//!   margin; where the samples are too thin the formula stays (and the file says so).
+//! * `calibrate surprise` prunes nothing with the chosen mechanism: where it would have fired,
+//!   the search goes on and records whether the prune would have been wrong. Rates per (depth,
+//!   slack) with Wilson and position-clustered bootstrap intervals, Markdown and JSON.
+
+use super::calibrate::RunOpts;
+use super::pool::{PoolPosition, progress, read_pool};
+use crate::probe::{CellCount, PositionCells, Probe, totals};
+use crate::search::Worker;
+use crate::search::params::{RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH};
+use crate::search::prune::{
+    self, EfpMode, FH_CELLS, FH_MAGIC, GAP_BUCKETS, GAP_EDGES, HUNG_BUCKETS, IMPROVE_BUCKETS,
+    LATE_BUCKETS, Mechanism, ProbeMode, PruneConfig, PruneTables, RFP_CELLS, RFP_GAP_BUCKETS,
+    RFP_GAP_LOWER, RFP_MAGIC, SURPRISE_CELLS, Source, TABLE_DEPTHS, fh_axes, rfp_axes,
+};
+use crate::search::smp::{SearchOptions, search};
+use crate::search::time::Limits;
+use crate::search::tt::Tt;
+use evidence::Wilson;
+use evidence::clustered::{ClusterBootstrapConfig, ClusterEntry, ClusteredRate, clustered_rates};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+/// `actuary collect <fh|rfp>`.
+#[derive(Debug, clap::Args)]
+pub struct CollectArgs {
+    #[command(subcommand)]
+    pub cmd: CollectCmd,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum CollectCmd {
+    /// Alpha-side joint fail-high table: does a gate-eligible quiet move raise alpha, by
+    /// remaining depth, hung material, gap to alpha, lateness and improvement?
+    Fh(CollectOpts),
+    /// Beta-side table: does a node whose static eval clears beta still fail high, by gap
+    /// above beta, depth, improving and "the opponent left something hanging"? Writes the RFP
+    /// margins derived from it.
+    Rfp(CollectRfpOpts),
+}
+
+/// Options shared by both tables.
+#[derive(Debug, clap::Args)]
+pub struct CollectOpts {
+    #[command(flatten)]
+    pub run: RunOpts,
+    /// Pruning switches for the collection searches, `name=value[,...]` (see `actuary
+    /// collect --help`); the mechanism being measured is turned off regardless.
+    #[arg(long, value_name = "SWITCHES", default_value = "")]
+    pub set: String,
+    /// The generated table file (written atomically) [default: print to stdout].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CollectRfpOpts {
+    #[command(flatten)]
+    pub common: CollectOpts,
+    /// Fail-low allowance by remaining depth 1..=10, thousandths of a percent (1000 = 1 %):
+    /// the margin is the smallest gap whose pessimistic fail-low rate is under it.
+    #[arg(long, value_name = "LIST", default_value = "2000,2000,1500,1200,1000,800,600,500,400,300", value_parser = parse_allowance)]
+    pub allowance: Allowance,
+    /// Fewest samples a gap bucket needs before it can set a margin.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub min_samples: u64,
+    /// Alpha-side table to cross-check near gap zero [default: the embedded one].
+    #[arg(long, value_name = "FILE")]
+    pub fh: Option<PathBuf>,
+}
+
+/// Ten allowances (one per remaining depth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowance(pub [u32; TABLE_DEPTHS]);
+
+pub fn parse_allowance(s: &str) -> Result<Allowance, String> {
+    let v: Vec<u32> = s
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&a| a <= 100_000)
+                .ok_or_else(|| format!("'{x}' is not 0..=100000 (thousandths of a percent)"))
+        })
+        .collect::<Result<_, _>>()?;
+    let a: [u32; TABLE_DEPTHS] = v
+        .try_into()
+        .map_err(|v: Vec<u32>| format!("expected {TABLE_DEPTHS} values, got {}", v.len()))?;
+    Ok(Allowance(a))
+}
+
+/// `actuary calibrate surprise`.
+#[derive(Debug, clap::Args)]
+pub struct SurpriseArgs {
+    /// The mechanism to search anyway: rfp, efp, lmp, qfutility, nmp, razor, see or lmr.
+    #[arg(long, value_parser = Mechanism::parse)]
+    pub mechanism: Mechanism,
+    #[command(flatten)]
+    pub run: RunOpts,
+    /// Pruning switches (`name=value[,...]`): the configuration whose surprises are measured.
+    #[arg(long, value_name = "SWITCHES", default_value = "")]
+    pub set: String,
+    /// Bootstrap resamples (positions drawn with replacement).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub resamples: usize,
+    /// Directory for `<mechanism>.md`, `<mechanism>.json` and the per-position counts
+    /// `<mechanism>.cells.jsonl` [default: Markdown on stdout only].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Why a collection could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    #[error(transparent)]
+    Pool(#[from] super::pool::PoolError),
+    #[error("--set: {0}")]
+    Switch(String),
+    #[error("--tables: {0}")]
+    Tables(#[from] prune::PruneTableError),
+    #[error(transparent)]
+    Evidence(#[from] evidence::io::EvidenceError),
+    #[error("cannot create {}: {source}", path.display())]
+    Dir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn config(set: &str) -> Result<PruneConfig, CollectError> {
+    let mut c = PruneConfig::default();
+    c.set_all(set).map_err(CollectError::Switch)?;
+    Ok(c)
+}
+
+// ----- The probe runner ----------------------------------------------------------------------
+
+/// What a probe run measured: one record per position (pool order), total nodes, seconds.
+pub struct ProbeRun {
+    pub records: Vec<PositionCells>,
+    pub nodes: u64,
+    pub seconds: f64,
+}
+
+/// Search every position with a probe of `mode` and the switches `cfg`.
+pub fn run_probe(
+    positions: &[PoolPosition],
+    run: &RunOpts,
+    cfg: &PruneConfig,
+    mode: ProbeMode,
+) -> ProbeRun {
+    let start = Instant::now();
+    let bar = if run.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        progress(positions.len() as u64, "positions")
+    };
+    bar.set_prefix(format!("depth {}", run.depth));
+    let next = AtomicUsize::new(0);
+    let nodes = AtomicU64::new(0);
+    let records = Mutex::new(Vec::with_capacity(positions.len()));
+    std::thread::scope(|s| {
+        for _ in 0..run.threads.max(1) {
+            s.spawn(|| {
+                let mut worker = Worker::new(0);
+                worker.probe = Some(Box::new(Probe::new(mode)));
+                let tt = Tt::new(run.hash as usize);
+                let stop = AtomicBool::new(false);
+                let opts = SearchOptions {
+                    prune: cfg.clone(),
+                    ..Default::default()
+                };
+                let limits = Limits {
+                    depth: Some(run.depth),
+                    ..Default::default()
+                };
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Relaxed);
+                    let Some(p) = positions.get(i) else { break };
+                    worker.clear();
+                    tt.clear();
+                    stop.store(false, Relaxed);
+                    if let Some(pr) = worker.probe.as_deref_mut() {
+                        pr.begin(i, p.line);
+                    }
+                    let pos = crate::board::Position {
+                        board: p.board.clone(),
+                        history: Vec::new(),
+                    };
+                    let res = search(
+                        &pos,
+                        &limits,
+                        &opts,
+                        std::slice::from_mut(&mut worker),
+                        &tt,
+                        &stop,
+                    );
+                    if let Some(pr) = worker.probe.as_deref_mut() {
+                        mine.push(pr.finish(res.nodes));
+                    }
+                    let n = nodes.fetch_add(res.nodes, Relaxed) + res.nodes;
+                    bar.set_message(format!("{:.1} Mnodes", n as f64 / 1e6));
+                    bar.inc(1);
+                }
+                records
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(mine);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
+    records.sort_by_key(|r| r.index);
+    ProbeRun {
+        records,
+        nodes: nodes.into_inner(),
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+fn command_line() -> String {
+    std::env::args()
+        .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn emit(out: &Option<PathBuf>, text: &str) -> Result<(), CollectError> {
+    match out {
+        Some(p) => {
+            evidence::io::atomic_write(p, text.as_bytes())?;
+            eprintln!("wrote {}", p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+fn provenance(run: &RunOpts, n_pos: usize, r: &ProbeRun, cfg: &PruneConfig) -> String {
+    format!(
+        "# pool {} ({} positions), depth {}, {} nodes, {:.0} s on {} thread(s); switches: {}\n",
+        run.pool.display(),
+        n_pos,
+        run.depth,
+        r.nodes,
+        r.seconds,
+        run.threads,
+        cfg.describe()
+    )
+}
+
+// ----- collect fh ----------------------------------------------------------------------------
+
+/// The alpha-side table file for `counts` (index = cell).
+pub fn fh_table_text(counts: &[CellCount], header: &str) -> String {
+    let mut s = format!("{FH_MAGIC}\n");
+    s.push_str(header);
+    s.push_str(
+        "# Generated by `actuary collect fh`; do not edit (re-run the command).\n\
+         # Each cell: a gate-eligible quiet move (not in check, no check, not hash/killer/counter)\n\
+         # at remaining depth 1..10 (10 = deeper); hung = SEE-loss bucket (0, <=100, <=350, <=550,\n\
+         # more); gap = alpha - eval bucket (<=0, <=30, <=60, <=100, <=150, <=250, <=400, <=700,\n\
+         # more); late = move number bucket (1, 2, 3, 4, 5-6, 7-9, 10-14, 15-22, 23+);\n\
+         # imp = mover's improvement (<=-50, between or unknown, >=50); n searched, raised = moves\n\
+         # that raised alpha, upper = one-sided 95 % Wilson upper bound, thousandths of a percent.\n\
+         # columns: cell depth hung gap late imp n raised upper\n",
+    );
+    for (cell, c) in counts.iter().enumerate() {
+        if c.n == 0 {
+            continue;
+        }
+        let [d, h, g, l, i] = fh_axes(cell);
+        let ub = Wilson::one_sided_95(c.k, c.n).upper_milli_percent();
+        let _ = writeln!(s, "cell {d} {h} {g} {l} {i} {} {} {ub}", c.n, c.k);
+    }
+    s
+}
+
+/// Per depth: how many moves the table would let LMP prune at the default allowance, and the
+/// fail-high rate among them (a summary printed after collection).
+fn fh_summary(counts: &[CellCount], cfg: &PruneConfig) -> String {
+    let mut s =
+        String::from("depth  moves      raised%   prunable@allowance  raised% among them\n");
+    for d in 1..=TABLE_DEPTHS {
+        let (mut n, mut k, mut pn, mut pk) = (0u64, 0u64, 0u64, 0u64);
+        for (cell, c) in counts.iter().enumerate() {
+            if fh_axes(cell)[0] != d {
+                continue;
+            }
+            n += c.n;
+            k += c.k;
+            if Wilson::one_sided_95(c.k, c.n).upper_milli_percent() < cfg.lmp_allowance(d as i32, 0)
+            {
+                pn += c.n;
+                pk += c.k;
+            }
+        }
+        let pct = |a: u64, b: u64| 100.0 * a as f64 / b.max(1) as f64;
+        let _ = writeln!(
+            s,
+            "{d:>5}  {n:>9}  {:>7.3}%  {pn:>9} ({:>5.1}%)   {:.4}%",
+            pct(k, n),
+            pct(pn, n),
+            pct(pk, pn)
+        );
+    }
+    s
+}
+
+fn collect_fh(o: &CollectOpts) -> Result<(), CollectError> {
+    let mut cfg = config(&o.set)?;
+    cfg.lmp = Source::Off;
+    cfg.efp = EfpMode::Off;
+    cfg.see = false;
+    let positions = read_pool(&o.run.pool, o.run.limit.map(|l| l as usize))?;
+    let r = run_probe(&positions, &o.run, &cfg, ProbeMode::Fh);
+    let counts = totals(&r.records, FH_CELLS);
+    let mut header = format!("# command: {}\n", command_line());
+    header.push_str(&provenance(&o.run, positions.len(), &r, &cfg));
+    emit(&o.out, &fh_table_text(&counts, &header))?;
+    eprint!("{}", fh_summary(&counts, &PruneConfig::default()));
+    Ok(())
+}
+
+// ----- collect rfp ---------------------------------------------------------------------------
+
+/// The RFP margin a (depth, improving, hung) row supports: the lower edge of the smallest gap
+/// bucket with enough samples whose pessimistic fail-low rate — and that of every better
+/// sampled bucket above it — is under `allow`. `None`: the formula.
+pub fn rfp_row_margin(row: &[CellCount], allow: u32, min_samples: u64) -> Option<i32> {
+    let ok = |c: &CellCount| Wilson::one_sided_95(c.k, c.n).upper_milli_percent() <= allow;
+    (0..row.len())
+        .find(|&g| row[g].n >= min_samples && row[g..].iter().all(|c| c.n < min_samples || ok(c)))
+        .map(|g| RFP_GAP_LOWER[g])
+}
+
+pub fn rfp_table_text(
+    counts: &[CellCount],
+    allowance: &Allowance,
+    min_samples: u64,
+    header: &str,
+) -> String {
+    let mut s = format!("{RFP_MAGIC}\n");
+    s.push_str(header);
+    let _ = writeln!(
+        s,
+        "# Generated by `actuary collect rfp`; do not edit (re-run the command).\n\
+         # Each cell: a non-PV node, not in check, depth 1..10 (10 = deeper), eval >= beta;\n\
+         # improving; hung = the side to move can win a piece (attacked and undefended, or by a\n\
+         # cheaper piece); gap = eval - beta bucket by lower edge {RFP_GAP_LOWER:?}; n nodes,\n\
+         # failed_low = nodes whose search still came in below beta; upper = one-sided 95 %\n\
+         # Wilson upper bound on the fail-low rate, thousandths of a percent.\n\
+         # margin lines: the smallest gap edge whose bucket (>= {min_samples} nodes) and every\n\
+         # sampled bucket above it have upper <= the depth's allowance {:?};\n\
+         # 'formula' = too few samples, the engine uses {RFP_MARGIN_PER_DEPTH}*depth - {RFP_IMPROVING_BONUS}*improving.\n\
+         # columns: cell depth improving hung gap n failed_low upper | margin depth improving hung cp",
+        allowance.0
+    );
+    for (cell, c) in counts.iter().enumerate() {
+        if c.n == 0 {
+            continue;
+        }
+        let [d, i, h, g] = rfp_axes(cell);
+        let ub = Wilson::one_sided_95(c.k, c.n).upper_milli_percent();
+        let _ = writeln!(s, "cell {d} {i} {h} {g} {} {} {ub}", c.n, c.k);
+    }
+    for d in 1..=TABLE_DEPTHS {
+        for i in 0..2 {
+            for h in 0..2 {
+                let base = ((d - 1) * 2 + i) * 2 + h;
+                let row = &counts[base * RFP_GAP_BUCKETS..(base + 1) * RFP_GAP_BUCKETS];
+                let m = rfp_row_margin(row, allowance.0[d - 1], min_samples);
+                let _ = writeln!(
+                    s,
+                    "margin {d} {i} {h} {}",
+                    m.map_or("formula".to_string(), |m| m.to_string())
+                );
+            }
+        }
+    }
+    s
+}
+
+/// The cross-check the seed asks for: near gap zero, the beta-side fail-high rate against the
+/// alpha-side table's bucket 0 (eval ≥ alpha) for the earliest gate-eligible moves.
+fn cross_check(counts: &[CellCount], fh: &PruneTables, fh_counts: Option<&[CellCount]>) -> String {
+    let mut s = String::from(
+        "cross-check near gap 0: beta side P(fail high | 0 <= eval-beta < 25) vs alpha side\n\
+         (first move's P(raise alpha | gap bucket 0, hung 0, late 1-2) when the fh counts are given)\n",
+    );
+    let _ = fh;
+    for d in 1..=TABLE_DEPTHS {
+        let (mut n, mut k) = (0u64, 0u64);
+        for i in 0..2 {
+            for h in 0..2 {
+                let c = counts[(((d - 1) * 2 + i) * 2 + h) * RFP_GAP_BUCKETS];
+                n += c.n;
+                k += c.n - c.k;
+            }
+        }
+        let mut line = format!(
+            "depth {d:>2}: beta side {:>6.2}% of {n}",
+            100.0 * k as f64 / n.max(1) as f64
+        );
+        if let Some(fc) = fh_counts {
+            let (mut an, mut ak) = (0u64, 0u64);
+            for (cell, c) in fc.iter().enumerate() {
+                let [cd, h, g, l, _] = fh_axes(cell);
+                if cd == d && h == 0 && g == 0 && l <= 1 {
+                    an += c.n;
+                    ak += c.k;
+                }
+            }
+            let _ = write!(
+                line,
+                "   alpha side {:>6.2}% of {an}",
+                100.0 * ak as f64 / an.max(1) as f64
+            );
+        }
+        s.push_str(&line);
+        s.push('\n');
+    }
+    s
+}
+
+/// Counts read back from a table file's `cell` lines (for the cross-check).
+pub fn fh_counts_from_text(text: &str) -> Vec<CellCount> {
+    let mut out = vec![CellCount::default(); FH_CELLS];
+    for line in text.lines() {
+        let t: Vec<u64> = match line.strip_prefix("cell ") {
+            Some(rest) => rest
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect(),
+            None => continue,
+        };
+        if t.len() != 8 || t[0] == 0 {
+            continue;
+        }
+        let cell = ((((t[0] as usize - 1) * HUNG_BUCKETS + t[1] as usize) * GAP_BUCKETS
+            + t[2] as usize)
+            * LATE_BUCKETS
+            + t[3] as usize)
+            * IMPROVE_BUCKETS
+            + t[4] as usize;
+        if cell < FH_CELLS {
+            out[cell] = CellCount { n: t[5], k: t[6] };
+        }
+    }
+    out
+}
+
+fn collect_rfp(o: &CollectRfpOpts) -> Result<(), CollectError> {
+    let mut cfg = config(&o.common.set)?;
+    cfg.rfp = Source::Off;
+    let positions = read_pool(&o.common.run.pool, o.common.run.limit.map(|l| l as usize))?;
+    let r = run_probe(&positions, &o.common.run, &cfg, ProbeMode::Rfp);
+    let counts = totals(&r.records, RFP_CELLS);
+    let mut header = format!("# command: {}\n", command_line());
+    header.push_str(&provenance(&o.common.run, positions.len(), &r, &cfg));
+    emit(
+        &o.common.out,
+        &rfp_table_text(&counts, &o.allowance, o.min_samples, &header),
+    )?;
+    let fh_text = match &o.fh {
+        Some(p) => std::fs::read_to_string(p).map_err(|source| prune::PruneTableError::Io {
+            file: p.display().to_string(),
+            source,
+        })?,
+        None => prune::EMBEDDED_FH.to_string(),
+    };
+    let fh_counts = fh_counts_from_text(&fh_text);
+    let any = fh_counts.iter().any(|c| c.n > 0);
+    eprint!(
+        "{}",
+        cross_check(
+            &counts,
+            &PruneTables::embedded(),
+            any.then_some(&fh_counts[..])
+        )
+    );
+    Ok(())
+}
+
+impl CollectArgs {
+    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
+        match &self.cmd {
+            CollectCmd::Fh(o) => collect_fh(o)?,
+            CollectCmd::Rfp(o) => collect_rfp(o)?,
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+// ----- calibrate surprise --------------------------------------------------------------------
+
+/// One surprise cell with both intervals.
+#[derive(Debug, Clone, Serialize)]
+pub struct SurpriseRow {
+    /// Remaining depth (0 = quiescence); `None` in the all-depths rows.
+    pub depth: Option<usize>,
+    /// Slack bucket; `None` in the per-depth rows.
+    pub slack: Option<usize>,
+    pub fired: u64,
+    pub surprises: u64,
+    pub rate: f64,
+    pub wilson_lower: f64,
+    pub wilson_upper: f64,
+    pub clustered: ClusteredRate,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SurpriseReport {
+    pub format: &'static str,
+    pub mechanism: &'static str,
+    pub slack: &'static str,
+    pub slack_edges: Vec<i32>,
+    pub command: String,
+    pub pool: String,
+    pub positions: usize,
+    pub depth: i32,
+    pub nodes: u64,
+    pub seconds: f64,
+    pub switches: String,
+    pub resamples: usize,
+    pub total: SurpriseRow,
+    pub by_depth: Vec<SurpriseRow>,
+    pub cells: Vec<SurpriseRow>,
+}
+
+/// Rates and intervals of a surprise run (statistics: every cell, then each depth, then all).
+pub fn surprise_rows(
+    records: &[PositionCells],
+    resamples: usize,
+) -> Result<(SurpriseRow, Vec<SurpriseRow>, Vec<SurpriseRow>), CollectError> {
+    let depths = TABLE_DEPTHS + 1;
+    let n_stats = SURPRISE_CELLS + depths + 1;
+    let clusters: Vec<Vec<ClusterEntry>> = records
+        .iter()
+        .map(|r| {
+            let mut e: Vec<ClusterEntry> = Vec::with_capacity(r.cells.len() * 2 + 1);
+            let mut by_depth = vec![(0u64, 0u64); depths];
+            let (mut tk, mut tn) = (0u64, 0u64);
+            for &(c, v) in &r.cells {
+                e.push((c as usize, v.k, v.n));
+                let d = c as usize / GAP_BUCKETS;
+                by_depth[d].0 += v.k;
+                by_depth[d].1 += v.n;
+                tk += v.k;
+                tn += v.n;
+            }
+            for (d, &(k, n)) in by_depth.iter().enumerate() {
+                if n > 0 {
+                    e.push((SURPRISE_CELLS + d, k, n));
+                }
+            }
+            if tn > 0 {
+                e.push((SURPRISE_CELLS + depths, tk, tn));
+            }
+            e
+        })
+        .collect();
+    let cfg = ClusterBootstrapConfig {
+        resamples,
+        ..Default::default()
+    };
+    let rates = clustered_rates(&clusters, n_stats, cfg)?;
+    let row = |i: usize, depth: Option<usize>, slack: Option<usize>| {
+        let c = rates[i];
+        let w = Wilson::two_sided_95(c.successes, c.trials);
+        SurpriseRow {
+            depth,
+            slack,
+            fired: c.trials,
+            surprises: c.successes,
+            rate: c.estimate,
+            wilson_lower: w.lower,
+            wilson_upper: w.upper,
+            clustered: c,
+        }
+    };
+    let cells = (0..SURPRISE_CELLS)
+        .filter(|&i| rates[i].trials > 0)
+        .map(|i| row(i, Some(i / GAP_BUCKETS), Some(i % GAP_BUCKETS)))
+        .collect();
+    let by_depth = (0..depths)
+        .filter(|&d| rates[SURPRISE_CELLS + d].trials > 0)
+        .map(|d| row(SURPRISE_CELLS + d, Some(d), None))
+        .collect();
+    Ok((row(SURPRISE_CELLS + depths, None, None), by_depth, cells))
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.3}%", 100.0 * x)
+}
+
+fn slack_label(m: Mechanism, b: usize) -> String {
+    if m == Mechanism::Lmr {
+        return format!("{b} ply");
+    }
+    match b {
+        0 => "≤ 0".into(),
+        b if b < GAP_BUCKETS - 1 => format!("{}–{}", GAP_EDGES[b - 1] + 1, GAP_EDGES[b]),
+        _ => format!("> {}", GAP_EDGES[GAP_BUCKETS - 2]),
+    }
+}
+
+pub fn surprise_markdown(r: &SurpriseReport, m: Mechanism) -> String {
+    let mut s = format!(
+        "# Surprise rate: {} (search anyway)\n\n`{}`\n\nPool `{}` ({} positions), depth {}, {} nodes, {:.0} s; switches `{}`.\n\
+         A surprise: the prune would have been wrong (the move or node searched anyway came out\n\
+         on the other side of the bound). Intervals: Wilson 95 % (nodes as independent draws)\n\
+         and position-clustered bootstrap 95 % ({} resamples of the positions).\n\
+         Slack axis: {}.\n\n",
+        m.name(),
+        r.command,
+        r.pool,
+        r.positions,
+        r.depth,
+        r.nodes,
+        r.seconds,
+        r.switches,
+        r.resamples,
+        r.slack
+    );
+    let head = "| depth | slack | fired | surprises | rate | Wilson 95 % | clustered 95 % | positions | largest share |\n|---|---|---:|---:|---:|---|---|---:|---:|\n";
+    let line = |row: &SurpriseRow| {
+        format!(
+            "| {} | {} | {} | {} | {} | {}–{} | {}–{} | {} | {:.1}% |\n",
+            row.depth.map_or("all".into(), |d| if d == 0 {
+                "QS".to_string()
+            } else {
+                d.to_string()
+            }),
+            row.slack.map_or("all".into(), |b| slack_label(m, b)),
+            row.fired,
+            row.surprises,
+            pct(row.rate),
+            pct(row.wilson_lower),
+            pct(row.wilson_upper),
+            pct(row.clustered.lower),
+            pct(row.clustered.upper),
+            row.clustered.clusters_with_trials,
+            100.0 * row.clustered.largest_cluster_share
+        )
+    };
+    s.push_str("## By depth\n\n");
+    s.push_str(head);
+    for row in &r.by_depth {
+        s.push_str(&line(row));
+    }
+    s.push_str(&line(&r.total));
+    s.push_str("\n## By depth and slack\n\n");
+    s.push_str(head);
+    for row in &r.cells {
+        s.push_str(&line(row));
+    }
+    s
+}
+
+pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
+    let cfg = config(&a.set)?;
+    if a.resamples == 0 {
+        return Err(CollectError::Switch(
+            "--resamples must be at least 1".into(),
+        ));
+    }
+    let positions = read_pool(&a.run.pool, a.run.limit.map(|l| l as usize))?;
+    let r = run_probe(&positions, &a.run, &cfg, ProbeMode::Surprise(a.mechanism));
+    let (total, by_depth, cells) = surprise_rows(&r.records, a.resamples)?;
+    let report = SurpriseReport {
+        format: "actuary-surprise v1",
+        mechanism: a.mechanism.name(),
+        slack: a.mechanism.slack_meaning(),
+        slack_edges: GAP_EDGES.to_vec(),
+        command: command_line(),
+        pool: a.run.pool.display().to_string(),
+        positions: positions.len(),
+        depth: a.run.depth,
+        nodes: r.nodes,
+        seconds: r.seconds,
+        switches: cfg.describe(),
+        resamples: a.resamples,
+        total,
+        by_depth,
+        cells,
+    };
+    let md = surprise_markdown(&report, a.mechanism);
+    match &a.out {
+        None => print!("{md}"),
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|source| CollectError::Dir {
+                path: dir.clone(),
+                source,
+            })?;
+            let name = a.mechanism.name();
+            evidence::io::atomic_write(&dir.join(format!("{name}.md")), md.as_bytes())?;
+            let json = serde_json::to_string_pretty(&report).expect("report serialises");
+            evidence::io::atomic_write(&dir.join(format!("{name}.json")), json.as_bytes())?;
+            let mut lines = String::new();
+            for p in &r.records {
+                let cells: Vec<[u64; 3]> =
+                    p.cells.iter().map(|&(c, v)| [c as u64, v.n, v.k]).collect();
+                let _ = writeln!(
+                    lines,
+                    "{{\"index\":{},\"line\":{},\"nodes\":{},\"cells\":{}}}",
+                    p.index,
+                    p.line,
+                    p.nodes,
+                    serde_json::to_string(&cells).expect("cells serialise")
+                );
+            }
+            evidence::io::atomic_write(&dir.join(format!("{name}.cells.jsonl")), lines.as_bytes())?;
+            print!("{md}");
+            eprintln!("wrote {}/{name}.{{md,json,cells.jsonl}}", dir.display());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cc(n: u64, k: u64) -> CellCount {
+        CellCount { n, k }
+    }
+
+    #[test]
+    fn allowance_lists_parse_and_reject() {
+        assert_eq!(
+            parse_allowance("1,2,3,4,5,6,7,8,9,10").unwrap().0,
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+        );
+        assert!(
+            parse_allowance("1,2,3")
+                .unwrap_err()
+                .contains("expected 10")
+        );
+        assert!(parse_allowance("1,2,3,4,5,6,7,8,9,x").is_err());
+        assert!(parse_allowance("1,2,3,4,5,6,7,8,9,100001").is_err());
+    }
+
+    #[test]
+    fn rfp_margin_is_the_first_safe_sampled_gap() {
+        // 10 gap buckets: fail-low rates fall with the gap.
+        let row = [
+            cc(10_000, 3_000),
+            cc(10_000, 900),
+            cc(10_000, 200),
+            cc(10_000, 40),
+            cc(10_000, 10),
+            cc(50, 0),
+            cc(10_000, 2),
+            cc(10_000, 1),
+            cc(0, 0),
+            cc(0, 0),
+        ];
+        // 1 % allowance: bucket 2 (2 %) fails, bucket 3 (0.4 %, UB ≈ 0.51 %) holds.
+        assert_eq!(rfp_row_margin(&row, 1000, 200), Some(RFP_GAP_LOWER[3]));
+        // 0.2 %: bucket 4 (0.1 %) holds; the thin bucket 5 is skipped.
+        assert_eq!(rfp_row_margin(&row, 200, 200), Some(RFP_GAP_LOWER[4]));
+        // Nothing is that safe: the formula.
+        assert_eq!(rfp_row_margin(&row, 5, 200), None);
+        // A bad sampled bucket above a good one moves the margin up.
+        let mut bad = row;
+        bad[6] = cc(10_000, 500);
+        assert_eq!(rfp_row_margin(&bad, 1000, 200), Some(RFP_GAP_LOWER[7]));
+    }
+
+    #[test]
+    fn table_texts_read_back_into_the_engine() {
+        let mut fh = vec![CellCount::default(); FH_CELLS];
+        let cell = prune::fh_cell(3, 0, 250, 12, None);
+        fh[cell] = cc(100_000, 20);
+        let text = fh_table_text(&fh, "# test\n");
+        let mut rfp = vec![CellCount::default(); RFP_CELLS];
+        for g in 0..RFP_GAP_BUCKETS {
+            rfp[prune::rfp_cell(2, true, false, RFP_GAP_LOWER[g])] =
+                cc(10_000, [4000, 2000, 800, 100, 20, 5, 1, 0, 0, 0][g]);
+        }
+        let allow = Allowance([1000; TABLE_DEPTHS]);
+        let rtext = rfp_table_text(&rfp, &allow, 200, "# test\n");
+        let t = PruneTables::parse(&text, "fh", &rtext, "rfp").unwrap();
+        let ub = t.fh(cell);
+        // 20 in 100,000 = 0.02 % = 20 thousandths of a percent; the upper bound is above it.
+        assert!(ub > 20 && ub < 40, "{ub}");
+        assert_eq!(t.fh_cells_with_data(), 1);
+        // Bucket 3 is 1 % exactly (its upper bound is above the 1 % allowance); 4 is 0.2 %.
+        assert_eq!(t.rfp_margin[1][1][0], Some(RFP_GAP_LOWER[4]));
+        assert_eq!(t.rfp_margin[1][0][0], None);
+        assert_eq!(fh_counts_from_text(&text)[cell], cc(100_000, 20));
+    }
+
+    #[test]
+    fn surprise_rows_pool_positions_as_clusters() {
+        let recs = vec![
+            PositionCells {
+                index: 0,
+                line: 1,
+                nodes: 10,
+                cells: vec![(GAP_BUCKETS as u32 + 2, cc(100, 1))],
+            },
+            PositionCells {
+                index: 1,
+                line: 2,
+                nodes: 10,
+                cells: vec![(GAP_BUCKETS as u32 + 2, cc(10, 5)), (3, cc(4, 0))],
+            },
+        ];
+        let (total, by_depth, cells) = surprise_rows(&recs, 200).unwrap();
+        assert_eq!((total.fired, total.surprises), (114, 6));
+        assert_eq!(by_depth.len(), 2);
+        assert_eq!(by_depth[1].depth, Some(1));
+        assert_eq!((by_depth[1].fired, by_depth[1].surprises), (110, 6));
+        assert_eq!(cells.len(), 2);
+        assert_eq!(cells[1].slack, Some(2));
+        // Two clusters, one of them 5/10: the clustered interval is far wider than Wilson's.
+        assert!(cells[1].clustered.upper > cells[1].wilson_upper);
+    }
+}
