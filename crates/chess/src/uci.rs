@@ -513,6 +513,7 @@ impl Engine {
             .spawn(move || {
                 let r = search(&pos, &limits, &opts, &mut workers, &tt, &stop);
                 println!("info string eval exits {}", exit_breakdown(&r.exits));
+                println!("info string prune {}", r.prunes.pairs());
                 let best = r
                     .best_move
                     .map(|m| crate::board::move_to_uci(&pos.board, m))

@@ -71,6 +71,39 @@ pub struct PruneStats {
     pub qs_see: u64,
 }
 
+impl PruneStats {
+    pub fn add(&mut self, o: &PruneStats) {
+        self.rfp += o.rfp;
+        self.razor += o.razor;
+        self.null_move += o.null_move;
+        self.null_verify_fail += o.null_verify_fail;
+        self.lmp += o.lmp;
+        self.futility += o.futility;
+        self.see_quiet += o.see_quiet;
+        self.see_noisy += o.see_noisy;
+        self.qs_futility += o.qs_futility;
+        self.qs_see += o.qs_see;
+    }
+
+    /// `rfp=N razor=N ...`: the counters as `key=value` pairs (the UCI `info string prune`
+    /// line; `actuary validate` reads it back).
+    pub fn pairs(&self) -> String {
+        format!(
+            "rfp={} razor={} nmp={} nmp-verify-fail={} lmp={} efp={} see-quiet={} see-noisy={} qfutility={} qs-see={}",
+            self.rfp,
+            self.razor,
+            self.null_move,
+            self.null_verify_fail,
+            self.lmp,
+            self.futility,
+            self.see_quiet,
+            self.see_noisy,
+            self.qs_futility,
+            self.qs_see
+        )
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Frame {
     static_eval: i32,

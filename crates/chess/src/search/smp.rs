@@ -27,6 +27,8 @@ pub struct SearchResult {
     pub lines: Vec<RootLine>,
     /// Evaluation calls decided by each tier (super-lazy, lazy, full), all threads.
     pub exits: [u64; 3],
+    /// How often each pruning rule fired, all threads.
+    pub prunes: super::PruneStats,
 }
 
 impl SearchResult {
@@ -131,6 +133,7 @@ pub fn search(
         for (a, b) in result.exits.iter_mut().zip(w.exits) {
             *a += b;
         }
+        result.prunes.add(&w.stats);
     }
     result.nodes = node_counters
         .iter()

@@ -141,7 +141,7 @@ pub enum CollectError {
     Pool(#[from] super::pool::PoolError),
     #[error("--set: {0}")]
     Switch(String),
-    #[error("--tables: {0}")]
+    #[error(transparent)]
     Tables(#[from] prune::PruneTableError),
     #[error(transparent)]
     Evidence(#[from] evidence::io::EvidenceError),
@@ -411,12 +411,11 @@ pub fn rfp_table_text(
 
 /// The cross-check the seed asks for: near gap zero, the beta-side fail-high rate against the
 /// alpha-side table's bucket 0 (eval ≥ alpha) for the earliest gate-eligible moves.
-fn cross_check(counts: &[CellCount], fh: &PruneTables, fh_counts: Option<&[CellCount]>) -> String {
+fn cross_check(counts: &[CellCount], fh_counts: Option<&[CellCount]>) -> String {
     let mut s = String::from(
         "cross-check near gap 0: beta side P(fail high | 0 <= eval-beta < 25) vs alpha side\n\
          (first move's P(raise alpha | gap bucket 0, hung 0, late 1-2) when the fh counts are given)\n",
     );
-    let _ = fh;
     for d in 1..=TABLE_DEPTHS {
         let (mut n, mut k) = (0u64, 0u64);
         for i in 0..2 {
@@ -481,6 +480,23 @@ pub fn fh_counts_from_text(text: &str) -> Vec<CellCount> {
 fn collect_rfp(o: &CollectRfpOpts) -> Result<(), CollectError> {
     let mut cfg = config(&o.common.set)?;
     cfg.rfp = Source::Off;
+    // Check the cross-check table before spending the search time.
+    let fh_text = match &o.fh {
+        Some(p) => {
+            let t = std::fs::read_to_string(p).map_err(|source| prune::PruneTableError::Io {
+                file: p.display().to_string(),
+                source,
+            })?;
+            PruneTables::parse(
+                &t,
+                &p.display().to_string(),
+                prune::EMBEDDED_RFP,
+                "<embedded>",
+            )?;
+            t
+        }
+        None => prune::EMBEDDED_FH.to_string(),
+    };
     let positions = read_pool(&o.common.run.pool, o.common.run.limit.map(|l| l as usize))?;
     let r = run_probe(&positions, &o.common.run, &cfg, ProbeMode::Rfp);
     let counts = totals(&r.records, RFP_CELLS);
@@ -490,23 +506,9 @@ fn collect_rfp(o: &CollectRfpOpts) -> Result<(), CollectError> {
         &o.common.out,
         &rfp_table_text(&counts, &o.allowance, o.min_samples, &header),
     )?;
-    let fh_text = match &o.fh {
-        Some(p) => std::fs::read_to_string(p).map_err(|source| prune::PruneTableError::Io {
-            file: p.display().to_string(),
-            source,
-        })?,
-        None => prune::EMBEDDED_FH.to_string(),
-    };
     let fh_counts = fh_counts_from_text(&fh_text);
     let any = fh_counts.iter().any(|c| c.n > 0);
-    eprint!(
-        "{}",
-        cross_check(
-            &counts,
-            &PruneTables::embedded(),
-            any.then_some(&fh_counts[..])
-        )
-    );
+    eprint!("{}", cross_check(&counts, any.then_some(&fh_counts[..])));
     Ok(())
 }
 
@@ -752,6 +754,75 @@ mod tests {
 
     fn cc(n: u64, k: u64) -> CellCount {
         CellCount { n, k }
+    }
+
+    fn tiny_pool() -> Vec<PoolPosition> {
+        [
+            "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "2rq1rk1/pp1bppbp/3p1np1/4n3/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 12",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| PoolPosition {
+            line: i + 1,
+            board: f.parse().unwrap(),
+        })
+        .collect()
+    }
+
+    fn opts(depth: i32) -> RunOpts {
+        RunOpts {
+            pool: PathBuf::from("<tiny>"),
+            depth,
+            threads: 1,
+            limit: None,
+            hash: 4,
+            tables: None,
+            quiet: true,
+        }
+    }
+
+    /// "Search anyway" must prune nothing: with a mechanism shadowed, the tree is exactly the
+    /// tree with that mechanism switched off (same node count), and the probe saw it fire.
+    #[test]
+    fn shadowed_mechanisms_prune_nothing() {
+        let pool = tiny_pool();
+        for (m, off) in [
+            (Mechanism::Rfp, "rfp=off"),
+            (Mechanism::Lmp, "lmp=off"),
+            (Mechanism::Efp, "efp=off"),
+            (Mechanism::QFutility, "qfutility=off"),
+        ] {
+            let on = PruneConfig::default();
+            let shadow = run_probe(&pool, &opts(7), &on, ProbeMode::Surprise(m));
+            let plain = run_probe(
+                &pool,
+                &opts(7),
+                &config(off).unwrap(),
+                ProbeMode::Surprise(m),
+            );
+            assert_eq!(shadow.nodes, plain.nodes, "{m:?}");
+            let fired: u64 = totals(&shadow.records, SURPRISE_CELLS)
+                .iter()
+                .map(|c| c.n)
+                .sum();
+            assert!(fired > 0, "{m:?} never fired");
+            let none: u64 = totals(&plain.records, SURPRISE_CELLS)
+                .iter()
+                .map(|c| c.n)
+                .sum();
+            assert_eq!(none, 0, "{m:?} recorded while off");
+            // And the live mechanism does prune: fewer nodes than without it.
+            let live = run_probe(&pool, &opts(7), &on, ProbeMode::Fh);
+            assert!(
+                live.nodes < plain.nodes,
+                "{m:?}: {} vs {}",
+                live.nodes,
+                plain.nodes
+            );
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod collect;
 pub mod perft;
 pub mod pool;
 pub mod suite;
+pub mod validate;
 
 /// The `actuary` subcommands (UCI when none is given).
 #[derive(Debug, clap::Subcommand)]
@@ -37,6 +38,9 @@ pub enum Tool {
     /// safety (Wilson and position-clustered bootstrap) and exit rates.
     #[cfg(feature = "calibration")]
     Calibrate(calibrate::CalibrateArgs),
+    /// Baseline vs candidate (a binary and/or UCI options) on several suites, side by side:
+    /// solved, total nodes, mean depth, EBF, time, nps and how often each prune fired.
+    Validate(validate::ValidateArgs),
     /// Pruning tables: the alpha-side joint fail-high table (`collect fh`) and the beta-side
     /// RFP table with its margins (`collect rfp`), as generated data files the engine embeds.
     #[cfg(feature = "calibration")]
@@ -54,6 +58,7 @@ impl Tool {
             Tool::Pool(a) => a.run(),
             #[cfg(feature = "calibration")]
             Tool::Calibrate(a) => a.run(),
+            Tool::Validate(a) => a.run(),
             #[cfg(feature = "calibration")]
             Tool::Collect(a) => a.run(),
         }
@@ -75,6 +80,8 @@ pub enum ToolError {
     PerftSuite(#[from] perft::PerftSuiteError),
     #[error(transparent)]
     Pool(#[from] pool::PoolError),
+    #[error(transparent)]
+    Validate(#[from] validate::ValidateError),
     #[error(transparent)]
     Tables(#[from] crate::eval::lazy::TablesError),
     #[cfg(feature = "calibration")]
