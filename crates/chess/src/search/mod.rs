@@ -598,7 +598,7 @@ impl Worker {
                 }
                 if fires {
                     node_probe = Some(NodeProbe {
-                        cell: surprise_cell(depth, eval - margin - beta),
+                        cell: surprise_cell(board, depth, eval - margin - beta),
                         event_below_beta: true,
                     });
                 } else if collecting {
@@ -619,7 +619,11 @@ impl Worker {
                         return v;
                     }
                     node_probe.get_or_insert(NodeProbe {
-                        cell: surprise_cell(depth, alpha - eval - RAZOR_MARGIN[depth as usize]),
+                        cell: surprise_cell(
+                            board,
+                            depth,
+                            alpha - eval - RAZOR_MARGIN[depth as usize],
+                        ),
                         event_below_beta: false,
                     });
                 }
@@ -679,7 +683,7 @@ impl Worker {
                     }
                     if cuts {
                         node_probe.get_or_insert(NodeProbe {
-                            cell: surprise_cell(depth, eval - beta),
+                            cell: surprise_cell(board, depth, eval - beta),
                             event_below_beta: true,
                         });
                     }
@@ -776,7 +780,7 @@ impl Worker {
                             skip_quiets = self.cfg.lmp == Source::Formula;
                             continue;
                         }
-                        move_probe = Some(surprise_cell(depth, alpha - eval));
+                        move_probe = Some(surprise_cell(board, depth, alpha - eval));
                     }
                     // Futility pruning at the parent: even an optimistic estimate of the
                     // move cannot reach alpha.
@@ -802,7 +806,7 @@ impl Worker {
                             self.stats.futility += 1;
                             continue;
                         }
-                        move_probe.get_or_insert(surprise_cell(depth, slack));
+                        move_probe.get_or_insert(surprise_cell(board, depth, slack));
                     }
                     // SEE pruning of quiet moves that hang material at low depth.
                     if self.cfg.see
@@ -813,7 +817,7 @@ impl Worker {
                             self.stats.see_quiet += 1;
                             continue;
                         }
-                        move_probe.get_or_insert(surprise_cell(depth, alpha - eval));
+                        move_probe.get_or_insert(surprise_cell(board, depth, alpha - eval));
                     }
                     if probe == Some(ProbeMode::Fh) && in_table {
                         move_probe.get_or_insert(cell);
@@ -829,7 +833,7 @@ impl Worker {
                         self.stats.see_noisy += 1;
                         continue;
                     }
-                    move_probe = Some(surprise_cell(depth, alpha - eval));
+                    move_probe = Some(surprise_cell(board, depth, alpha - eval));
                 }
             }
 
@@ -873,7 +877,7 @@ impl Worker {
                     && self.shadowing(Mechanism::Lmr)
                     && !self.stopped;
                 if recheck {
-                    move_probe = Some(surprise_cell_plies(depth, new_depth - reduced));
+                    move_probe = Some(surprise_cell_plies(board, depth, new_depth - reduced));
                 }
                 if (score > alpha || recheck) && reduced < new_depth {
                     score = -self.negamax::<false>(
@@ -1101,7 +1105,7 @@ impl Worker {
                             best = best.max(futility_base + victim);
                             continue;
                         }
-                        move_probe = Some(surprise_cell(0, alpha - futility_base - victim));
+                        move_probe = Some(surprise_cell(board, 0, alpha - futility_base - victim));
                     }
                 }
                 if self.cfg.see && !see_ge(board, mv, 0) {
@@ -1109,7 +1113,7 @@ impl Worker {
                         self.stats.qs_see += 1;
                         continue;
                     }
-                    move_probe.get_or_insert(surprise_cell(0, 0));
+                    move_probe.get_or_insert(surprise_cell(board, 0, 0));
                 }
             } else if best > -MATE_BOUND && searched >= 3 && !is_tactical(board, mv) {
                 // Enough evasions tried; quiet ones after the first few rarely matter.

@@ -279,19 +279,35 @@ pub enum ProbeMode {
     Surprise(Mechanism),
 }
 
-/// Surprise cells: remaining depth 0 (quiescence) ..= 10 × slack bucket ([`gap_bucket`]).
-pub const SURPRISE_CELLS: usize = (TABLE_DEPTHS + 1) * GAP_BUCKETS;
+/// Material buckets of the surprise cells (`crate::eval::material_bucket`: both armies / 8).
+pub const MATERIAL_BUCKETS: usize = 8;
+/// Surprise cells per material bucket: remaining depth 0 (quiescence) ..= 10 × slack bucket.
+pub const SURPRISE_DEPTH_SLACK: usize = (TABLE_DEPTHS + 1) * GAP_BUCKETS;
+/// Surprise cells: material bucket × depth × slack (the eval-variance study reads the
+/// material axis; reports roll the others up).
+pub const SURPRISE_CELLS: usize = MATERIAL_BUCKETS * SURPRISE_DEPTH_SLACK;
 
+/// A surprise cell: `(material, depth, slack)` with the slack bucketed like the gap.
 #[inline]
-pub fn surprise_cell(depth: i32, slack: i32) -> usize {
-    depth.clamp(0, TABLE_DEPTHS as i32) as usize * GAP_BUCKETS + gap_bucket(slack)
+pub fn surprise_cell(board: &Board, depth: i32, slack: i32) -> usize {
+    crate::eval::material_bucket(board) * SURPRISE_DEPTH_SLACK
+        + depth.clamp(0, TABLE_DEPTHS as i32) as usize * GAP_BUCKETS
+        + gap_bucket(slack)
 }
 
 /// LMR's surprise cell: the slack axis is the reduction in plies (capped at 8).
 #[inline]
-pub fn surprise_cell_plies(depth: i32, plies: i32) -> usize {
-    depth.clamp(0, TABLE_DEPTHS as i32) as usize * GAP_BUCKETS
+pub fn surprise_cell_plies(board: &Board, depth: i32, plies: i32) -> usize {
+    crate::eval::material_bucket(board) * SURPRISE_DEPTH_SLACK
+        + depth.clamp(0, TABLE_DEPTHS as i32) as usize * GAP_BUCKETS
         + plies.clamp(0, GAP_BUCKETS as i32 - 1) as usize
+}
+
+/// `(material, depth, slack)` of a surprise cell.
+pub fn surprise_axes(cell: usize) -> [usize; 3] {
+    let m = cell / SURPRISE_DEPTH_SLACK;
+    let r = cell % SURPRISE_DEPTH_SLACK;
+    [m, r / GAP_BUCKETS, r % GAP_BUCKETS]
 }
 
 /// EFP's two tiers (the seed's Heinz margins): a knight at depth 1, a rook at depth 2.

@@ -29,8 +29,9 @@ use crate::search::Worker;
 use crate::search::params::{RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH};
 use crate::search::prune::{
     self, EfpMode, FH_CELLS, FH_MAGIC, GAP_BUCKETS, GAP_EDGES, HUNG_BUCKETS, IMPROVE_BUCKETS,
-    LATE_BUCKETS, Mechanism, ProbeMode, PruneConfig, PruneTables, RFP_CELLS, RFP_GAP_BUCKETS,
-    RFP_GAP_LOWER, RFP_MAGIC, SURPRISE_CELLS, Source, TABLE_DEPTHS, fh_axes, rfp_axes,
+    LATE_BUCKETS, MATERIAL_BUCKETS, Mechanism, ProbeMode, PruneConfig, PruneTables, RFP_CELLS,
+    RFP_GAP_BUCKETS, RFP_GAP_LOWER, RFP_MAGIC, SURPRISE_DEPTH_SLACK, Source, TABLE_DEPTHS, fh_axes,
+    rfp_axes, surprise_axes,
 };
 use crate::search::smp::{SearchOptions, search};
 use crate::search::time::Limits;
@@ -161,20 +162,23 @@ fn config(set: &str) -> Result<PruneConfig, CollectError> {
 
 // ----- The probe runner ----------------------------------------------------------------------
 
-/// What a probe run measured: one record per position (pool order), total nodes, seconds.
+/// What a probe run measured: one record per position in pool order (or, for the tables,
+/// one folded record per thread), total nodes, seconds.
 pub struct ProbeRun {
     pub records: Vec<PositionCells>,
     pub nodes: u64,
     pub seconds: f64,
 }
 
-/// Search every position with a probe of `mode` and the switches `cfg`.
+/// Search every position with a probe of `mode` and the switches `cfg`. Surprise runs keep
+/// every position's counts (the clustered bootstrap resamples them); table runs fold them.
 pub fn run_probe(
     positions: &[PoolPosition],
     run: &RunOpts,
     cfg: &PruneConfig,
     mode: ProbeMode,
 ) -> ProbeRun {
+    let keep_positions = matches!(mode, ProbeMode::Surprise(_));
     let start = Instant::now();
     let bar = if run.quiet {
         indicatif::ProgressBar::hidden()
@@ -201,6 +205,7 @@ pub fn run_probe(
                     ..Default::default()
                 };
                 let mut mine = Vec::new();
+                let mut folded = vec![CellCount::default(); crate::probe::cells_of(mode)];
                 loop {
                     let i = next.fetch_add(1, Relaxed);
                     let Some(p) = positions.get(i) else { break };
@@ -223,11 +228,33 @@ pub fn run_probe(
                         &stop,
                     );
                     if let Some(pr) = worker.probe.as_deref_mut() {
-                        mine.push(pr.finish(res.nodes));
+                        let rec = pr.finish(res.nodes);
+                        if keep_positions {
+                            mine.push(rec);
+                        } else {
+                            // Tables need only the totals: fold, keep memory flat.
+                            for (c, v) in rec.cells {
+                                folded[c as usize].n += v.n;
+                                folded[c as usize].k += v.k;
+                            }
+                        }
                     }
                     let n = nodes.fetch_add(res.nodes, Relaxed) + res.nodes;
                     bar.set_message(format!("{:.1} Mnodes", n as f64 / 1e6));
                     bar.inc(1);
+                }
+                if !keep_positions {
+                    mine.push(PositionCells {
+                        index: usize::MAX,
+                        line: 0,
+                        nodes: 0,
+                        cells: folded
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| c.n > 0)
+                            .map(|(i, &c)| (i as u32, c))
+                            .collect(),
+                    });
                 }
                 records
                     .lock()
@@ -524,12 +551,14 @@ impl CollectArgs {
 
 // ----- calibrate surprise --------------------------------------------------------------------
 
-/// One surprise cell with both intervals.
+/// One surprise statistic with both intervals (`None` on an axis = rolled up over it).
 #[derive(Debug, Clone, Serialize)]
 pub struct SurpriseRow {
-    /// Remaining depth (0 = quiescence); `None` in the all-depths rows.
+    /// Material bucket (both armies / 8).
+    pub material: Option<usize>,
+    /// Remaining depth (0 = quiescence).
     pub depth: Option<usize>,
-    /// Slack bucket; `None` in the per-depth rows.
+    /// Slack bucket.
     pub slack: Option<usize>,
     pub fired: u64,
     pub surprises: u64,
@@ -555,39 +584,49 @@ pub struct SurpriseReport {
     pub resamples: usize,
     pub total: SurpriseRow,
     pub by_depth: Vec<SurpriseRow>,
+    pub by_material: Vec<SurpriseRow>,
+    /// Depth × slack, rolled up over material.
     pub cells: Vec<SurpriseRow>,
 }
 
-/// Rates and intervals of a surprise run (statistics: every cell, then each depth, then all).
+/// The rows of a surprise report.
+pub struct SurpriseRows {
+    pub total: SurpriseRow,
+    pub by_depth: Vec<SurpriseRow>,
+    pub by_material: Vec<SurpriseRow>,
+    pub cells: Vec<SurpriseRow>,
+}
+
+/// Rates and intervals of a surprise run: every depth × slack cell, each depth, each
+/// material bucket and the total, all over the same position resamples.
 pub fn surprise_rows(
     records: &[PositionCells],
     resamples: usize,
-) -> Result<(SurpriseRow, Vec<SurpriseRow>, Vec<SurpriseRow>), CollectError> {
+) -> Result<SurpriseRows, CollectError> {
     let depths = TABLE_DEPTHS + 1;
-    let n_stats = SURPRISE_CELLS + depths + 1;
+    let (ds, d0, m0) = (
+        SURPRISE_DEPTH_SLACK,
+        SURPRISE_DEPTH_SLACK,
+        SURPRISE_DEPTH_SLACK + depths,
+    );
+    let t0 = m0 + MATERIAL_BUCKETS;
+    let n_stats = t0 + 1;
     let clusters: Vec<Vec<ClusterEntry>> = records
         .iter()
         .map(|r| {
-            let mut e: Vec<ClusterEntry> = Vec::with_capacity(r.cells.len() * 2 + 1);
-            let mut by_depth = vec![(0u64, 0u64); depths];
-            let (mut tk, mut tn) = (0u64, 0u64);
+            let mut acc = vec![(0u64, 0u64); n_stats];
             for &(c, v) in &r.cells {
-                e.push((c as usize, v.k, v.n));
-                let d = c as usize / GAP_BUCKETS;
-                by_depth[d].0 += v.k;
-                by_depth[d].1 += v.n;
-                tk += v.k;
-                tn += v.n;
-            }
-            for (d, &(k, n)) in by_depth.iter().enumerate() {
-                if n > 0 {
-                    e.push((SURPRISE_CELLS + d, k, n));
+                let [m, d, _] = surprise_axes(c as usize);
+                for i in [c as usize % ds, d0 + d, m0 + m, t0] {
+                    acc[i].0 += v.k;
+                    acc[i].1 += v.n;
                 }
             }
-            if tn > 0 {
-                e.push((SURPRISE_CELLS + depths, tk, tn));
-            }
-            e
+            acc.iter()
+                .enumerate()
+                .filter(|(_, c)| c.1 > 0)
+                .map(|(i, &(k, n))| (i, k, n))
+                .collect()
         })
         .collect();
     let cfg = ClusterBootstrapConfig {
@@ -595,10 +634,11 @@ pub fn surprise_rows(
         ..Default::default()
     };
     let rates = clustered_rates(&clusters, n_stats, cfg)?;
-    let row = |i: usize, depth: Option<usize>, slack: Option<usize>| {
+    let row = |i: usize, material: Option<usize>, depth: Option<usize>, slack: Option<usize>| {
         let c = rates[i];
         let w = Wilson::two_sided_95(c.successes, c.trials);
         SurpriseRow {
+            material,
             depth,
             slack,
             fired: c.trials,
@@ -609,15 +649,22 @@ pub fn surprise_rows(
             clustered: c,
         }
     };
-    let cells = (0..SURPRISE_CELLS)
-        .filter(|&i| rates[i].trials > 0)
-        .map(|i| row(i, Some(i / GAP_BUCKETS), Some(i % GAP_BUCKETS)))
-        .collect();
-    let by_depth = (0..depths)
-        .filter(|&d| rates[SURPRISE_CELLS + d].trials > 0)
-        .map(|d| row(SURPRISE_CELLS + d, Some(d), None))
-        .collect();
-    Ok((row(SURPRISE_CELLS + depths, None, None), by_depth, cells))
+    let has = |i: usize| rates[i].trials > 0;
+    Ok(SurpriseRows {
+        cells: (0..ds)
+            .filter(|&i| has(i))
+            .map(|i| row(i, None, Some(i / GAP_BUCKETS), Some(i % GAP_BUCKETS)))
+            .collect(),
+        by_depth: (0..depths)
+            .filter(|&d| has(d0 + d))
+            .map(|d| row(d0 + d, None, Some(d), None))
+            .collect(),
+        by_material: (0..MATERIAL_BUCKETS)
+            .filter(|&m| has(m0 + m))
+            .map(|m| row(m0 + m, Some(m), None, None))
+            .collect(),
+        total: row(t0, None, None, None),
+    })
 }
 
 fn pct(x: f64) -> String {
@@ -653,10 +700,11 @@ pub fn surprise_markdown(r: &SurpriseReport, m: Mechanism) -> String {
         r.resamples,
         r.slack
     );
-    let head = "| depth | slack | fired | surprises | rate | Wilson 95 % | clustered 95 % | positions | largest share |\n|---|---|---:|---:|---:|---|---|---:|---:|\n";
+    let head = "| material | depth | slack | fired | surprises | rate | Wilson 95 % | clustered 95 % | positions | largest share |\n|---|---|---|---:|---:|---:|---|---|---:|---:|\n";
     let line = |row: &SurpriseRow| {
         format!(
-            "| {} | {} | {} | {} | {} | {}–{} | {}–{} | {} | {:.1}% |\n",
+            "| {} | {} | {} | {} | {} | {} | {}–{} | {}–{} | {} | {:.1}% |\n",
+            row.material.map_or("all".into(), |m| m.to_string()),
             row.depth.map_or("all".into(), |d| if d == 0 {
                 "QS".to_string()
             } else {
@@ -680,6 +728,11 @@ pub fn surprise_markdown(r: &SurpriseReport, m: Mechanism) -> String {
         s.push_str(&line(row));
     }
     s.push_str(&line(&r.total));
+    s.push_str("\n## By material bucket (both armies / 8)\n\n");
+    s.push_str(head);
+    for row in &r.by_material {
+        s.push_str(&line(row));
+    }
     s.push_str("\n## By depth and slack\n\n");
     s.push_str(head);
     for row in &r.cells {
@@ -697,7 +750,12 @@ pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
     }
     let positions = read_pool(&a.run.pool, a.run.limit.map(|l| l as usize))?;
     let r = run_probe(&positions, &a.run, &cfg, ProbeMode::Surprise(a.mechanism));
-    let (total, by_depth, cells) = surprise_rows(&r.records, a.resamples)?;
+    let SurpriseRows {
+        total,
+        by_depth,
+        by_material,
+        cells,
+    } = surprise_rows(&r.records, a.resamples)?;
     let report = SurpriseReport {
         format: "actuary-surprise v1",
         mechanism: a.mechanism.name(),
@@ -713,6 +771,7 @@ pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
         resamples: a.resamples,
         total,
         by_depth,
+        by_material,
         cells,
     };
     let md = surprise_markdown(&report, a.mechanism);
@@ -751,6 +810,7 @@ pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::prune::SURPRISE_CELLS;
 
     fn cc(n: u64, k: u64) -> CellCount {
         CellCount { n, k }
@@ -904,14 +964,30 @@ mod tests {
                 index: 1,
                 line: 2,
                 nodes: 10,
-                cells: vec![(GAP_BUCKETS as u32 + 2, cc(10, 5)), (3, cc(4, 0))],
+                cells: vec![
+                    (GAP_BUCKETS as u32 + 2, cc(10, 5)),
+                    (3, cc(4, 0)),
+                    // The same depth-1 slack-2 cell in material bucket 7.
+                    (
+                        (7 * SURPRISE_DEPTH_SLACK + GAP_BUCKETS + 2) as u32,
+                        cc(6, 1),
+                    ),
+                ],
             },
         ];
-        let (total, by_depth, cells) = surprise_rows(&recs, 200).unwrap();
-        assert_eq!((total.fired, total.surprises), (114, 6));
+        let SurpriseRows {
+            total,
+            by_depth,
+            by_material,
+            cells,
+        } = surprise_rows(&recs, 200).unwrap();
+        assert_eq!((by_material[1].fired, by_material[1].surprises), (6, 1));
+        assert_eq!(by_material[1].material, Some(7));
+        assert_eq!((by_material[0].fired, by_material[0].surprises), (114, 6));
+        assert_eq!((total.fired, total.surprises), (120, 7));
         assert_eq!(by_depth.len(), 2);
         assert_eq!(by_depth[1].depth, Some(1));
-        assert_eq!((by_depth[1].fired, by_depth[1].surprises), (110, 6));
+        assert_eq!((by_depth[1].fired, by_depth[1].surprises), (116, 7));
         assert_eq!(cells.len(), 2);
         assert_eq!(cells[1].slack, Some(2));
         // Two clusters, one of them 5/10: the clustered interval is far wider than Wilson's.
