@@ -191,6 +191,23 @@ fn collect_read_back_surprise_validate() {
         );
     }
 
+    // The variance study reads the surprise reports per material bucket.
+    let var = dir.path().join("variance");
+    let md = ok(&[
+        "calibrate",
+        "variance",
+        "--pool",
+        s(&pool),
+        "--surprise",
+        s(&rep),
+        "--out",
+        s(&var),
+    ]);
+    assert!(md.contains("| rfp |") || md.contains(" rfp |"), "{md}");
+    assert!(md.contains("Pearson"), "{md}");
+    let svg = std::fs::read_to_string(var.join("variance.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("<circle"), "{svg}");
+
     // validate: two configurations of this binary, a saved baseline, then reuse.
     let suite = dir.path().join("suite.epd");
     std::fs::write(

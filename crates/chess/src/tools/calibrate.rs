@@ -61,6 +61,9 @@ pub enum CalibrateCmd {
     /// search goes on and records whether the prune would have been wrong. Surprise rates per
     /// depth and slack with Wilson and position-clustered bootstrap intervals.
     Surprise(super::collect::SurpriseArgs),
+    /// The eval-variance study: tier disagreement and sibling-eval spread per material
+    /// bucket, set against the surprise rates of saved `surprise` reports (Markdown, JSON, SVG).
+    Variance(super::variance::VarianceArgs),
 }
 
 /// The pool and the searches (shared by the commands that search).
@@ -272,6 +275,7 @@ impl CalibrateArgs {
             CalibrateCmd::Marginsafety(a) => safety_cmd(a)?,
             CalibrateCmd::Exitrate(a) => exitrate_cmd(a)?,
             CalibrateCmd::Surprise(a) => super::collect::surprise_cmd(a)?,
+            CalibrateCmd::Variance(a) => a.run()?,
         }
         Ok(ExitCode::SUCCESS)
     }

@@ -17,6 +17,8 @@ pub mod perft;
 pub mod pool;
 pub mod suite;
 pub mod validate;
+#[cfg(feature = "calibration")]
+pub mod variance;
 
 /// The `actuary` subcommands (UCI when none is given).
 #[derive(Debug, clap::Subcommand)]
