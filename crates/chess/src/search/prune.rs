@@ -543,6 +543,8 @@ pub const FH_MAGIC: &str = "actuary-fh-table v1";
 pub const RFP_MAGIC: &str = "actuary-rfp-table v1";
 /// Upper bound stored for a cell without samples: never prunes.
 pub const NO_DATA: u32 = u32::MAX;
+/// The RFP margin of a row marked `never`: no eval clears it.
+pub const RFP_NEVER: i32 = 2 * super::params::MATE;
 
 /// The measured tables the search reads: the alpha-side Wilson upper bounds per cell, and
 /// RFP margins per (depth, improving, opponent-hung), derived when the table was written
@@ -663,18 +665,21 @@ impl PruneTables {
                     }
                     let m = match tok[4] {
                         "formula" => None,
+                        "never" => Some(RFP_NEVER),
                         s => Some(
                             s.parse::<i32>()
                                 .ok()
                                 .filter(|m| (0..=3000).contains(m))
-                                .ok_or_else(|| err("margin must be 0..=3000 or 'formula'"))?,
+                                .ok_or_else(|| {
+                                    err("margin must be 0..=3000, 'never' or 'formula'")
+                                })?,
                         ),
                     };
                     t.rfp_margin[v[0] as usize - 1][v[1] as usize][v[2] as usize] = m;
                     Ok(())
                 }
                 _ => Err(err(
-                    "expected 'cell depth improving hung gap n failed_low upper' or 'margin depth improving hung cp|formula'",
+                    "expected 'cell depth improving hung gap n failed_low upper' or 'margin depth improving hung cp|never|formula'",
                 )),
             }
         })?;

@@ -84,14 +84,24 @@ pub struct CollectRfpOpts {
     pub common: CollectOpts,
     /// Fail-low allowance by remaining depth 1..=10, thousandths of a percent (1000 = 1 %):
     /// the margin is the smallest gap whose pessimistic fail-low rate is under it.
-    #[arg(long, value_name = "LIST", default_value = "2000,2000,1500,1200,1000,800,600,500,400,300", value_parser = parse_allowance)]
+    #[arg(long, value_name = "LIST", default_value = "2000,2000,1500,1200,1000,800,600,500,400,300", value_parser = parse_allowance, conflicts_with = "allowance_from")]
     pub allowance: Allowance,
+    /// Take the allowance from a `calibrate surprise --mechanism rfp` report instead: each
+    /// depth's measured surprise rate (depths it lacks get the deepest measured one). With
+    /// the formula's report this keeps the formula's risk per depth and lets the table
+    /// redistribute it across rows.
+    #[arg(long, value_name = "JSON")]
+    pub allowance_from: Option<PathBuf>,
     /// Fewest samples a gap bucket needs before it can set a margin.
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub min_samples: u64,
     /// Alpha-side table to cross-check near gap zero [default: the embedded one].
     #[arg(long, value_name = "FILE")]
     pub fh: Option<PathBuf>,
+    /// Re-derive the margins from the counts of an existing RFP table file (no searching:
+    /// a new `--allowance` or `--min-samples` in a second); `--pool` is then only recorded.
+    #[arg(long, value_name = "TABLE")]
+    pub from: Option<PathBuf>,
 }
 
 /// Ten allowances (one per remaining depth).
@@ -379,14 +389,26 @@ fn collect_fh(o: &CollectOpts) -> Result<(), CollectError> {
 
 // ----- collect rfp ---------------------------------------------------------------------------
 
-/// The RFP margin a (depth, improving, hung) row supports: the lower edge of the smallest gap
-/// bucket with enough samples whose pessimistic fail-low rate — and that of every better
-/// sampled bucket above it — is under `allow`. `None`: the formula.
-pub fn rfp_row_margin(row: &[CellCount], allow: u32, min_samples: u64) -> Option<i32> {
+/// What a (depth, improving, hung) row of the beta-side table supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowMargin {
+    /// The lower edge of the smallest gap bucket with enough samples whose pessimistic
+    /// fail-low rate — and that of every sampled bucket above it — is under the allowance.
+    Cp(i32),
+    /// Sampled, but no gap is safe enough: RFP never fires in this row.
+    Never,
+    /// Too few samples to say: the formula decides.
+    Thin,
+}
+
+pub fn rfp_row_margin(row: &[CellCount], allow: u32, min_samples: u64) -> RowMargin {
     let ok = |c: &CellCount| Wilson::one_sided_95(c.k, c.n).upper_milli_percent() <= allow;
+    if row.iter().all(|c| c.n < min_samples) {
+        return RowMargin::Thin;
+    }
     (0..row.len())
         .find(|&g| row[g].n >= min_samples && row[g..].iter().all(|c| c.n < min_samples || ok(c)))
-        .map(|g| RFP_GAP_LOWER[g])
+        .map_or(RowMargin::Never, |g| RowMargin::Cp(RFP_GAP_LOWER[g]))
 }
 
 pub fn rfp_table_text(
@@ -407,7 +429,8 @@ pub fn rfp_table_text(
          # Wilson upper bound on the fail-low rate, thousandths of a percent.\n\
          # margin lines: the smallest gap edge whose bucket (>= {min_samples} nodes) and every\n\
          # sampled bucket above it have upper <= the depth's allowance {:?};\n\
-         # 'formula' = too few samples, the engine uses {RFP_MARGIN_PER_DEPTH}*depth - {RFP_IMPROVING_BONUS}*improving.\n\
+         # 'never' = sampled but no gap that safe (RFP off in the row); 'formula' = too few\n\
+         # samples, the engine uses {RFP_MARGIN_PER_DEPTH}*depth - {RFP_IMPROVING_BONUS}*improving.\n\
          # columns: cell depth improving hung gap n failed_low upper | margin depth improving hung cp",
         allowance.0
     );
@@ -424,12 +447,12 @@ pub fn rfp_table_text(
             for h in 0..2 {
                 let base = ((d - 1) * 2 + i) * 2 + h;
                 let row = &counts[base * RFP_GAP_BUCKETS..(base + 1) * RFP_GAP_BUCKETS];
-                let m = rfp_row_margin(row, allowance.0[d - 1], min_samples);
-                let _ = writeln!(
-                    s,
-                    "margin {d} {i} {h} {}",
-                    m.map_or("formula".to_string(), |m| m.to_string())
-                );
+                let m = match rfp_row_margin(row, allowance.0[d - 1], min_samples) {
+                    RowMargin::Cp(cp) => cp.to_string(),
+                    RowMargin::Never => "never".to_string(),
+                    RowMargin::Thin => "formula".to_string(),
+                };
+                let _ = writeln!(s, "margin {d} {i} {h} {m}");
             }
         }
     }
@@ -475,6 +498,62 @@ fn cross_check(counts: &[CellCount], fh_counts: Option<&[CellCount]>) -> String 
         s.push('\n');
     }
     s
+}
+
+/// Per-depth allowance (thousandths of a percent, rounded up) from a surprise report's
+/// `by_depth` rates.
+pub fn allowance_from_report(p: &std::path::Path) -> Result<Allowance, CollectError> {
+    let bad = |m: String| CollectError::Switch(format!("--allowance-from {}: {m}", p.display()));
+    let text = std::fs::read_to_string(p).map_err(|e| bad(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if v["format"] != "actuary-surprise v1" || v["mechanism"] != "rfp" {
+        return Err(bad("not an RFP surprise report".into()));
+    }
+    let mut a = [None; TABLE_DEPTHS];
+    for r in v["by_depth"].as_array().into_iter().flatten() {
+        if let (Some(d), Some(rate)) = (r["depth"].as_u64(), r["rate"].as_f64())
+            && (1..=TABLE_DEPTHS as u64).contains(&d)
+        {
+            a[d as usize - 1] = Some((rate * 100_000.0).ceil() as u32);
+        }
+    }
+    let mut last = a
+        .iter()
+        .flatten()
+        .next()
+        .copied()
+        .ok_or_else(|| bad("no depth rows".into()))?;
+    let mut out = [0; TABLE_DEPTHS];
+    for (o, x) in out.iter_mut().zip(a) {
+        last = x.unwrap_or(last);
+        *o = last;
+    }
+    Ok(Allowance(out))
+}
+
+/// Counts read back from an RFP table file's `cell` lines.
+pub fn rfp_counts_from_text(text: &str) -> Vec<CellCount> {
+    let mut out = vec![CellCount::default(); RFP_CELLS];
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("cell ") else {
+            continue;
+        };
+        let t: Vec<usize> = rest
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        if t.len() != 7 || t[0] == 0 || t[0] > TABLE_DEPTHS || t[1] > 1 || t[2] > 1 {
+            continue;
+        }
+        let cell = ((t[0] - 1) * 2 + t[1]) * 2 + t[2];
+        if t[3] < RFP_GAP_BUCKETS {
+            out[cell * RFP_GAP_BUCKETS + t[3]] = CellCount {
+                n: t[4] as u64,
+                k: t[5] as u64,
+            };
+        }
+    }
+    out
 }
 
 /// Counts read back from a table file's `cell` lines (for the cross-check).
@@ -524,14 +603,46 @@ fn collect_rfp(o: &CollectRfpOpts) -> Result<(), CollectError> {
         }
         None => prune::EMBEDDED_FH.to_string(),
     };
-    let positions = read_pool(&o.common.run.pool, o.common.run.limit.map(|l| l as usize))?;
-    let r = run_probe(&positions, &o.common.run, &cfg, ProbeMode::Rfp);
-    let counts = totals(&r.records, RFP_CELLS);
     let mut header = format!("# command: {}\n", command_line());
-    header.push_str(&provenance(&o.common.run, positions.len(), &r, &cfg));
+    let allowance = match &o.allowance_from {
+        None => o.allowance,
+        Some(p) => {
+            let a = allowance_from_report(p)?;
+            header.push_str(&format!(
+                "# allowance from {} (its per-depth surprise rates): {:?}\n",
+                p.display(),
+                a.0
+            ));
+            a
+        }
+    };
+    let counts = match &o.from {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|source| prune::PruneTableError::Io {
+                file: p.display().to_string(),
+                source,
+            })?;
+            // The file must be an RFP table the engine accepts.
+            PruneTables::parse(
+                prune::EMBEDDED_FH,
+                "<embedded>",
+                &text,
+                &p.display().to_string(),
+            )?;
+            let old = text.lines().nth(2).unwrap_or("").trim_start_matches("# ");
+            header.push_str(&format!("# counts from {} ({old})\n", p.display()));
+            rfp_counts_from_text(&text)
+        }
+        None => {
+            let positions = read_pool(&o.common.run.pool, o.common.run.limit.map(|l| l as usize))?;
+            let r = run_probe(&positions, &o.common.run, &cfg, ProbeMode::Rfp);
+            header.push_str(&provenance(&o.common.run, positions.len(), &r, &cfg));
+            totals(&r.records, RFP_CELLS)
+        }
+    };
     emit(
         &o.common.out,
-        &rfp_table_text(&counts, &o.allowance, o.min_samples, &header),
+        &rfp_table_text(&counts, &allowance, o.min_samples, &header),
     )?;
     let fh_counts = fh_counts_from_text(&fh_text);
     let any = fh_counts.iter().any(|c| c.n > 0);
@@ -916,15 +1027,26 @@ mod tests {
             cc(0, 0),
         ];
         // 1 % allowance: bucket 2 (2 %) fails, bucket 3 (0.4 %, UB ≈ 0.51 %) holds.
-        assert_eq!(rfp_row_margin(&row, 1000, 200), Some(RFP_GAP_LOWER[3]));
+        assert_eq!(
+            rfp_row_margin(&row, 1000, 200),
+            RowMargin::Cp(RFP_GAP_LOWER[3])
+        );
         // 0.2 %: bucket 4 (0.1 %) holds; the thin bucket 5 is skipped.
-        assert_eq!(rfp_row_margin(&row, 200, 200), Some(RFP_GAP_LOWER[4]));
-        // Nothing is that safe: the formula.
-        assert_eq!(rfp_row_margin(&row, 5, 200), None);
+        assert_eq!(
+            rfp_row_margin(&row, 200, 200),
+            RowMargin::Cp(RFP_GAP_LOWER[4])
+        );
+        // Nothing is that safe: never.
+        assert_eq!(rfp_row_margin(&row, 5, 200), RowMargin::Never);
+        // Nothing sampled enough: the formula.
+        assert_eq!(rfp_row_margin(&[cc(10, 0); 10], 1000, 200), RowMargin::Thin);
         // A bad sampled bucket above a good one moves the margin up.
         let mut bad = row;
         bad[6] = cc(10_000, 500);
-        assert_eq!(rfp_row_margin(&bad, 1000, 200), Some(RFP_GAP_LOWER[7]));
+        assert_eq!(
+            rfp_row_margin(&bad, 1000, 200),
+            RowMargin::Cp(RFP_GAP_LOWER[7])
+        );
     }
 
     #[test]
@@ -948,7 +1070,16 @@ mod tests {
         // Bucket 3 is 1 % exactly (its upper bound is above the 1 % allowance); 4 is 0.2 %.
         assert_eq!(t.rfp_margin[1][1][0], Some(RFP_GAP_LOWER[4]));
         assert_eq!(t.rfp_margin[1][0][0], None);
+        // Sampled and never safe: RFP off in the row.
+        let mut never = rfp.clone();
+        for g in 0..RFP_GAP_BUCKETS {
+            never[prune::rfp_cell(5, false, false, RFP_GAP_LOWER[g])] = cc(10_000, 3_000);
+        }
+        let ntext = rfp_table_text(&never, &allow, 200, "# test\n");
+        let nt = PruneTables::parse(&text, "fh", &ntext, "rfp").unwrap();
+        assert_eq!(nt.rfp_margin[4][0][0], Some(prune::RFP_NEVER));
         assert_eq!(fh_counts_from_text(&text)[cell], cc(100_000, 20));
+        assert_eq!(rfp_counts_from_text(&rtext), rfp);
     }
 
     #[test]
