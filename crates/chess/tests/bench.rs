@@ -8,7 +8,9 @@ use chess::tools::bench::{DEFAULT_BENCH_DEPTH, run_bench};
 /// Any change to the search, evaluation, move ordering or the bench positions changes it. Such
 /// a change must update this number knowingly, in the same commit, saying why the search
 /// changed (and the OpenBench test that measured it); a refactor must leave it as it is.
-const BENCH_SIGNATURE: u64 = 6_579_967;
+/// 7,112,594 since the pruning gate (issue 14: hash/killer/counter moves, checks and in-check
+/// nodes are never pruned; LMR reduces a gated-out quiet one ply less); 6,579,967 before.
+const BENCH_SIGNATURE: u64 = 7_112_594;
 
 #[test]
 fn bench_signature() {

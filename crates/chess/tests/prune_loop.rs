@@ -120,7 +120,11 @@ fn collect_read_back_surprise_validate() {
             v[2].parse().unwrap(),
             v[3].parse().unwrap(),
         );
-        let want = (v[4] != "formula").then(|| v[4].parse::<i32>().unwrap());
+        let want = match v[4] {
+            "formula" => None,
+            "never" => Some(chess::search::prune::RFP_NEVER),
+            cp => Some(cp.parse::<i32>().unwrap()),
+        };
         assert_eq!(t.rfp_margin[d - 1][i][h], want, "{line}");
     }
 
@@ -149,6 +153,25 @@ fn collect_read_back_surprise_validate() {
 
     // Surprise reports for every mechanism.
     let rep = dir.path().join("surprise");
+    let summary = ok(&[
+        "calibrate",
+        "surprise",
+        "--mechanism",
+        "all",
+        "--pool",
+        s(&pool),
+        "--depth",
+        "6",
+        "--quiet",
+        "--resamples",
+        "50",
+        "--out",
+        s(&rep),
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(rep.join("summary.md")).unwrap(),
+        summary
+    );
     for m in [
         "rfp",
         "efp",
@@ -159,21 +182,7 @@ fn collect_read_back_surprise_validate() {
         "see",
         "lmr",
     ] {
-        ok(&[
-            "calibrate",
-            "surprise",
-            "--mechanism",
-            m,
-            "--pool",
-            s(&pool),
-            "--depth",
-            "6",
-            "--quiet",
-            "--resamples",
-            "50",
-            "--out",
-            s(&rep),
-        ]);
+        assert!(summary.contains(&format!("\n| {m} | ")), "{summary}");
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(rep.join(format!("{m}.json"))).unwrap())
                 .unwrap();

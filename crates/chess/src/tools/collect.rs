@@ -128,9 +128,10 @@ pub fn parse_allowance(s: &str) -> Result<Allowance, String> {
 /// `actuary calibrate surprise`.
 #[derive(Debug, clap::Args)]
 pub struct SurpriseArgs {
-    /// The mechanism to search anyway: rfp, efp, lmp, qfutility, nmp, razor, see or lmr.
-    #[arg(long, value_parser = Mechanism::parse)]
-    pub mechanism: Mechanism,
+    /// The mechanisms to search anyway, one run each: rfp, efp, lmp, qfutility, nmp, razor,
+    /// see, lmr, a comma-separated list, or `all` (then `summary.md` lists every total).
+    #[arg(long, value_parser = parse_mechanisms)]
+    pub mechanism: Mechanisms,
     #[command(flatten)]
     pub run: RunOpts,
     /// Pruning switches (`name=value[,...]`): the configuration whose surprises are measured.
@@ -143,6 +144,24 @@ pub struct SurpriseArgs {
     /// `<mechanism>.cells.jsonl` [default: Markdown on stdout only].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// The mechanisms of one `surprise` command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mechanisms(pub Vec<Mechanism>);
+
+pub fn parse_mechanisms(s: &str) -> Result<Mechanisms, String> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        return Ok(Mechanisms(Mechanism::ALL.to_vec()));
+    }
+    let mut v = Vec::new();
+    for m in s.split(',').map(str::trim) {
+        let m = Mechanism::parse(m)?;
+        if !v.contains(&m) {
+            v.push(m);
+        }
+    }
+    Ok(Mechanisms(v))
 }
 
 /// Why a collection could not run.
@@ -860,7 +879,64 @@ pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
         ));
     }
     let positions = read_pool(&a.run.pool, a.run.limit.map(|l| l as usize))?;
-    let r = run_probe(&positions, &a.run, &cfg, ProbeMode::Surprise(a.mechanism));
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).map_err(|source| CollectError::Dir {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    let mut summary = Vec::new();
+    for &m in &a.mechanism.0 {
+        let report = surprise_one(a, &cfg, &positions, m)?;
+        summary.push(report);
+    }
+    if summary.len() > 1 {
+        let md = surprise_summary(&summary);
+        match &a.out {
+            Some(dir) => {
+                evidence::io::atomic_write(&dir.join("summary.md"), md.as_bytes())?;
+                print!("{md}");
+            }
+            None => print!("{md}"),
+        }
+    }
+    Ok(())
+}
+
+/// One line per mechanism: its totals with both intervals.
+pub fn surprise_summary(reports: &[SurpriseReport]) -> String {
+    let first = &reports[0];
+    let mut s = format!(
+        "# Surprise rates, every mechanism searched anyway\n\nPool `{}` ({} positions), depth {}; switches `{}`; {} bootstrap resamples.\nPer-mechanism detail (by depth, material, slack): `<mechanism>.md`.\n\n| mechanism | fired | surprises | rate | Wilson 95 % | clustered 95 % | nodes | seconds |\n|---|---:|---:|---:|---|---|---:|---:|\n",
+        first.pool, first.positions, first.depth, first.switches, first.resamples
+    );
+    for r in reports {
+        let t = &r.total;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {}–{} | {}–{} | {} | {:.0} |",
+            r.mechanism,
+            t.fired,
+            t.surprises,
+            pct(t.rate),
+            pct(t.wilson_lower),
+            pct(t.wilson_upper),
+            pct(t.clustered.lower),
+            pct(t.clustered.upper),
+            r.nodes,
+            r.seconds
+        );
+    }
+    s
+}
+
+fn surprise_one(
+    a: &SurpriseArgs,
+    cfg: &PruneConfig,
+    positions: &[PoolPosition],
+    m: Mechanism,
+) -> Result<SurpriseReport, CollectError> {
+    let r = run_probe(positions, &a.run, cfg, ProbeMode::Surprise(m));
     let SurpriseRows {
         total,
         by_depth,
@@ -869,8 +945,8 @@ pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
     } = surprise_rows(&r.records, a.resamples)?;
     let report = SurpriseReport {
         format: "actuary-surprise v1",
-        mechanism: a.mechanism.name(),
-        slack: a.mechanism.slack_meaning(),
+        mechanism: m.name(),
+        slack: m.slack_meaning(),
         slack_edges: GAP_EDGES.to_vec(),
         command: command_line(),
         pool: a.run.pool.display().to_string(),
@@ -885,15 +961,11 @@ pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
         by_material,
         cells,
     };
-    let md = surprise_markdown(&report, a.mechanism);
+    let md = surprise_markdown(&report, m);
     match &a.out {
         None => print!("{md}"),
         Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|source| CollectError::Dir {
-                path: dir.clone(),
-                source,
-            })?;
-            let name = a.mechanism.name();
+            let name = m.name();
             evidence::io::atomic_write(&dir.join(format!("{name}.md")), md.as_bytes())?;
             let json = serde_json::to_string_pretty(&report).expect("report serialises");
             evidence::io::atomic_write(&dir.join(format!("{name}.json")), json.as_bytes())?;
@@ -911,11 +983,13 @@ pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
                 );
             }
             evidence::io::atomic_write(&dir.join(format!("{name}.cells.jsonl")), lines.as_bytes())?;
-            print!("{md}");
+            if a.mechanism.0.len() == 1 {
+                print!("{md}");
+            }
             eprintln!("wrote {}/{name}.{{md,json,cells.jsonl}}", dir.display());
         }
     }
-    Ok(())
+    Ok(report)
 }
 
 #[cfg(test)]
@@ -994,6 +1068,16 @@ mod tests {
                 plain.nodes
             );
         }
+    }
+
+    #[test]
+    fn mechanism_lists_parse() {
+        assert_eq!(parse_mechanisms("all").unwrap().0.len(), 8);
+        assert_eq!(
+            parse_mechanisms("lmp, rfp,lmp").unwrap().0,
+            vec![Mechanism::Lmp, Mechanism::Rfp]
+        );
+        assert!(parse_mechanisms("lmp,bogus").unwrap_err().contains("bogus"));
     }
 
     #[test]
