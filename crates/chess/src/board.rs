@@ -17,6 +17,10 @@ pub enum BoardError {
         fen: String,
         reason: cozy_chess::FenParseError,
     },
+    /// Parses, but no game can reach it (cozy-chess would say only "the board is invalid",
+    /// or accept it: it misses adjacent kings).
+    #[error("impossible position '{fen}': {reason}")]
+    Impossible { fen: String, reason: String },
     #[error("EPD line has fewer than 4 fields: '{0}'")]
     EpdFieldCount(String),
     #[error("'{0}' is not a UCI move")]
@@ -56,7 +60,116 @@ pub fn parse_fen(fen: &str) -> Result<Board, BoardError> {
             });
         }
     };
+    if let Some(reason) = impossible(fields[0], fields[1]) {
+        return Err(BoardError::Impossible { fen: text, reason });
+    }
     Board::from_fen(&text, false).map_err(|reason| BoardError::BadFen { fen: text, reason })
+}
+
+/// Why a placement (FEN field 1) with `stm` to move (field 2) cannot occur in a game, if
+/// it cannot: a side without exactly one king, a pawn on the first or last rank, more
+/// than 16 pieces or 8 pawns a side, adjacent kings, the side not to move in check, or
+/// the side to move in check from more than two pieces. cozy-chess rejects most of these
+/// with a bare "the board is invalid" and accepts adjacent kings, which the search would
+/// then "capture". Malformed placements return `None`: cozy-chess reports those.
+fn impossible(placement: &str, stm: &str) -> Option<String> {
+    use cozy_chess::{
+        get_bishop_moves, get_king_moves, get_knight_moves, get_pawn_attacks, get_rook_moves,
+    };
+    let stm = match stm {
+        "w" => Color::White,
+        "b" => Color::Black,
+        _ => return None,
+    };
+    // pieces[color][piece] as bitboards, from the placement text.
+    let mut bb = [[BitBoard::EMPTY; 6]; 2];
+    let ranks: Vec<&str> = placement.split('/').collect();
+    if ranks.len() != 8 {
+        return None;
+    }
+    for (i, rank) in ranks.iter().enumerate() {
+        let r = Rank::index(7 - i);
+        let mut file = 0usize;
+        for c in rank.chars() {
+            if let Some(d) = c.to_digit(10) {
+                file += d as usize;
+                continue;
+            }
+            let piece = match c.to_ascii_lowercase() {
+                'p' => Piece::Pawn,
+                'n' => Piece::Knight,
+                'b' => Piece::Bishop,
+                'r' => Piece::Rook,
+                'q' => Piece::Queen,
+                'k' => Piece::King,
+                _ => return None,
+            };
+            if file >= 8 {
+                return None;
+            }
+            let color = if c.is_ascii_uppercase() { 0 } else { 1 };
+            bb[color][piece as usize] |= Square::new(File::index(file), r).bitboard();
+            file += 1;
+        }
+        if file != 8 {
+            return None;
+        }
+    }
+    let name = |c: usize| ["White", "Black"][c];
+    let back_ranks = Rank::First.bitboard() | Rank::Eighth.bitboard();
+    for (c, side) in bb.iter().enumerate() {
+        let kings = side[Piece::King as usize].len();
+        if kings != 1 {
+            return Some(format!("{} has {kings} kings", name(c)));
+        }
+        if let Some(sq) = (side[Piece::Pawn as usize] & back_ranks).next_square() {
+            return Some(format!("{} pawn on {sq}", name(c)));
+        }
+        let pawns = side[Piece::Pawn as usize].len();
+        if pawns > 8 {
+            return Some(format!("{} has {pawns} pawns", name(c)));
+        }
+        let all: usize = side.iter().map(|b| b.len() as usize).sum();
+        if all > 16 {
+            return Some(format!("{} has {all} pieces", name(c)));
+        }
+    }
+    let king = |c: usize| {
+        bb[c][Piece::King as usize]
+            .next_square()
+            .unwrap_or(Square::A1)
+    };
+    if get_king_moves(king(0)).has(king(1)) {
+        return Some(format!(
+            "the kings are adjacent ({} and {})",
+            king(0),
+            king(1)
+        ));
+    }
+    let occ = bb.iter().flatten().fold(BitBoard::EMPTY, |acc, &b| acc | b);
+    // Pieces of colour `by` giving check to the king of colour `1 - by`.
+    let checkers = |by: usize| {
+        let k = king(1 - by);
+        let p = &bb[by];
+        let color = if by == 0 { Color::Black } else { Color::White };
+        (get_pawn_attacks(k, color) & p[Piece::Pawn as usize])
+            | (get_knight_moves(k) & p[Piece::Knight as usize])
+            | (get_bishop_moves(k, occ) & (p[Piece::Bishop as usize] | p[Piece::Queen as usize]))
+            | (get_rook_moves(k, occ) & (p[Piece::Rook as usize] | p[Piece::Queen as usize]))
+    };
+    let (us, them) = if stm == Color::White { (0, 1) } else { (1, 0) };
+    if !checkers(us).is_empty() {
+        return Some(format!(
+            "{} is in check but it is {}'s move",
+            name(them),
+            name(us)
+        ));
+    }
+    let n = checkers(them).len();
+    if n > 2 {
+        return Some(format!("{} is in check from {n} pieces", name(us)));
+    }
+    None
 }
 
 /// FEN of a board (standard castling letters).
@@ -620,5 +733,54 @@ mod tests {
         assert!(parse_fen("").is_err());
         assert!(parse_fen("xyz w - - 0 1").is_err());
         assert!(parse_fen("8/8/8/8/8/8/8/8 w - - 0 1").is_err());
+    }
+
+    #[test]
+    fn impossible_positions_are_errors() {
+        for (fen, says) in [
+            (
+                "8/8/8/3kK3/8/8/8/8 w - - 0 1",
+                "the kings are adjacent (e5 and d5)",
+            ),
+            ("8/8/8/8/8/8/3k4/4K3 b - - 0 1", "the kings are adjacent"),
+            (
+                "4k3/8/8/8/8/8/8/4K2r b - - 0 1",
+                "White is in check but it is Black's move",
+            ),
+            ("4k3/8/8/8/8/8/8/P3K3 w - - 0 1", "White pawn on a1"),
+            ("3pk3/8/8/8/8/8/8/4K3 w - - 0 1", "Black pawn on d8"),
+            ("4k3/4k3/8/8/8/8/8/4K3 w - - 0 1", "Black has 2 kings"),
+            ("8/8/8/8/8/8/8/4K3 w - - 0 1", "Black has 0 kings"),
+            ("4k3/8/8/8/8/8/8/8 w - - 0 1", "White has 0 kings"),
+            (
+                "4k3/8/8/8/8/8/PPPPPPPP/PPPPK3 w - - 0 1",
+                "White pawn on a1",
+            ),
+            ("4k3/8/8/8/PPPPPPPP/P7/8/4K3 w - - 0 1", "White has 9 pawns"),
+            (
+                "4k3/8/8/8/8/NNNNNNNN/NNNNNNNN/4K3 w - - 0 1",
+                "White has 17 pieces",
+            ),
+            (
+                "1r2k3/8/8/8/4b3/8/8/1K1r4 w - - 0 1",
+                "White is in check from 3 pieces",
+            ),
+        ] {
+            let err = parse_fen(fen).map(|b| to_fen(&b)).unwrap_err().to_string();
+            assert!(err.contains(says), "{fen}: {err}");
+            assert!(err.starts_with("impossible position"), "{fen}: {err}");
+        }
+        // Legal positions near the edges of the rules still parse.
+        for fen in [
+            STARTPOS_FEN,
+            "8/8/8/3k1K2/8/8/8/8 w - - 0 1",
+            "4k3/8/8/8/8/8/8/4K2r w - - 0 1",
+            "4k3/8/8/8/1b6/8/8/r3K3 w - - 0 1",
+        ] {
+            parse_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
+        }
+        let e = parse_epd("8/8/8/3kK3/8/8/8/8 w - - bm Kd4;").unwrap_err();
+        assert!(e.to_string().contains("adjacent"), "{e}");
+        assert!(Position::from_fen("8/8/8/3kK3/8/8/8/8 w - - 0 1").is_err());
     }
 }
