@@ -409,7 +409,15 @@ impl Engine {
             "hash" => {
                 let mb = int(1, HASH_MAX as u64)? as usize;
                 if mb != self.hash_mb {
-                    self.tt = Arc::new(Tt::new(mb));
+                    // Free the old table first: its memory may be what the new one needs.
+                    self.tt = Arc::new(Tt::new_clamped(1).tt);
+                    // Never abort on a size the machine cannot hold (the advertised max is
+                    // 64 GB): take what fits and say so.
+                    let c = Tt::new_clamped(mb);
+                    if let Some(why) = &c.reason {
+                        println!("info string Hash clamped to {} MB ({why})", c.mb);
+                    }
+                    self.tt = Arc::new(c.tt);
                     self.hash_mb = mb;
                 }
             }

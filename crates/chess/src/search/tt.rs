@@ -101,19 +101,109 @@ fn pack(mv: u16, score: i32, eval: i32, depth: i32, bound: Bound, age: u8) -> u6
         | (((age & 63) as u64) << 58)
 }
 
+/// Why [`Tt::try_new`] could not build a table.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TtError {
+    #[error("cannot allocate {mb} MB for the hash table")]
+    Alloc { mb: usize },
+}
+
+/// A table built by [`Tt::new_clamped`], and the reason when it is smaller than asked.
+pub struct Clamped {
+    pub tt: Tt,
+    /// Size actually allocated, in MB.
+    pub mb: usize,
+    /// Why `mb` is below the request (`None`: the request was met).
+    pub reason: Option<String>,
+}
+
+/// MemAvailable from /proc/meminfo in MB, or `None` where there is no such file (not
+/// Linux) or it cannot be read: then only the allocator decides.
+pub fn mem_available_mb() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
+}
+
+/// Largest table size (MB) to try for a request of `mb` when `available` MB are free:
+/// three quarters of it, so that the engine does not push the machine (and whatever else
+/// runs on it) into swap or the OOM killer. At least 1 MB.
+pub fn fit_mb(mb: usize, available: Option<usize>) -> usize {
+    match available {
+        Some(avail) => mb.min(avail / 4 * 3).max(1),
+        None => mb.max(1),
+    }
+}
+
 impl Tt {
-    /// A table of about `mb` megabytes (16 bytes per slot).
+    /// A table of about `mb` megabytes (16 bytes per slot). Never aborts: a request that
+    /// does not fit is clamped as in [`Tt::new_clamped`], with a one-line warning on
+    /// stderr (the tools' `--hash`); the UCI loop uses `new_clamped` and says so itself.
     pub fn new(mb: usize) -> Self {
-        let n = (mb.max(1) * 1024 * 1024 / 16).max(1024);
-        let slots = (0..n)
-            .map(|_| Slot {
-                key_xor: AtomicU64::new(0),
-                data: AtomicU64::new(0),
-            })
-            .collect();
-        Self {
+        let c = Self::new_clamped(mb);
+        if let Some(reason) = &c.reason {
+            eprintln!("warning: hash table clamped to {} MB ({reason})", c.mb);
+        }
+        c.tt
+    }
+
+    /// A table of exactly `mb` megabytes, or an error when the allocator refuses: the
+    /// infallible `collect` this replaces aborted the whole process on `Hash 65536`.
+    pub fn try_new(mb: usize) -> Result<Self, TtError> {
+        let n = (mb.max(1).saturating_mul(1024 * 1024) / 16).max(1024);
+        Self::with_slots(n).ok_or(TtError::Alloc { mb })
+    }
+
+    fn with_slots(n: usize) -> Option<Self> {
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(n).ok()?;
+        slots.extend((0..n).map(|_| Slot {
+            key_xor: AtomicU64::new(0),
+            data: AtomicU64::new(0),
+        }));
+        Some(Self {
             slots,
             age: AtomicU8::new(0),
+        })
+    }
+
+    /// The largest table up to `mb` MB that fits: first capped by [`fit_mb`] (MemAvailable),
+    /// then halved while the allocator refuses (address-space limits, overcommit policy).
+    pub fn new_clamped(mb: usize) -> Clamped {
+        let mb = mb.max(1);
+        let avail = mem_available_mb();
+        let mut size = fit_mb(mb, avail);
+        let mut reason = (size < mb).then(|| {
+            format!(
+                "{mb} MB asked, {} MB of memory available",
+                avail.unwrap_or(0)
+            )
+        });
+        loop {
+            match Self::try_new(size) {
+                Ok(tt) => {
+                    return Clamped {
+                        tt,
+                        mb: size,
+                        reason,
+                    };
+                }
+                Err(e) if size > 1 => {
+                    reason = Some(e.to_string());
+                    size /= 2;
+                }
+                // Not even 1 MB: the 16 KB minimum. Should that fail too, the process is
+                // out of memory and would die at its next allocation anyway.
+                Err(e) => {
+                    let tt = Self::with_slots(1024).unwrap_or_else(|| std::process::abort());
+                    return Clamped {
+                        tt,
+                        mb: 0,
+                        reason: Some(e.to_string()),
+                    };
+                }
+            }
         }
     }
 
@@ -233,5 +323,19 @@ mod tests {
         assert_eq!(e.depth, 7);
         assert_eq!(e.bound, Bound::Lower);
         assert!(tt.probe(0xDEAD_BEE0, 0).is_none());
+    }
+
+    #[test]
+    fn oversized_tables_are_refused_or_clamped() {
+        // More than any address space: an error, not an abort.
+        assert!(Tt::try_new(usize::MAX / (1 << 20)).is_err());
+        assert!(Tt::with_slots(usize::MAX / 16).is_none());
+        // MemAvailable caps the request at three quarters of what is free.
+        assert_eq!(fit_mb(65_536, Some(24_000)), 18_000);
+        assert_eq!(fit_mb(64, Some(24_000)), 64);
+        assert_eq!(fit_mb(64, Some(0)), 1);
+        assert_eq!(fit_mb(64, None), 64);
+        let c = Tt::new_clamped(2);
+        assert!(c.mb == 2 && c.reason.is_none() && c.tt.slots.len() == 2 * 65_536);
     }
 }
