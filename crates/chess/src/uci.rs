@@ -8,7 +8,7 @@ use crate::search::Worker;
 use crate::search::params::DEFAULT_MOVE_OVERHEAD_MS;
 use crate::search::prune::{PruneConfig, PruneTables};
 use crate::search::smp::{SearchOptions, exit_breakdown, search};
-use crate::search::time::Limits;
+use crate::search::time::{Limits, PonderHit};
 use crate::search::tt::Tt;
 use crate::tools::perft::perft_divide;
 use std::io::BufRead;
@@ -23,6 +23,9 @@ pub const HASH_DEFAULT: usize = 64;
 pub const HASH_MAX: usize = 65_536;
 pub const THREADS_MAX: usize = 256;
 pub const MULTIPV_MAX: usize = 64;
+/// Search time when `go` gives only the other side's clock (say `btime` with White to
+/// move): no idea how much time we have, so answer quickly rather than never.
+pub const NO_CLOCK_MOVETIME_MS: u64 = 100;
 
 /// A refused input line (printed as `info string error: ...`).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -45,6 +48,8 @@ pub enum UciError {
     PositionKind,
     #[error("go: unknown token '{0}'")]
     GoToken(String),
+    #[error("go searchmoves: {0}")]
+    SearchMoves(BoardError),
     #[error("option '{name}': bad value '{value}'")]
     OptionValue { name: String, value: String },
     #[error("option '{name}': {value} outside {lo}..{hi}")]
@@ -90,12 +95,31 @@ pub enum Command {
     Empty,
 }
 
-/// A parsed `go`: the search limits plus the one flag the limits do not carry.
+/// A parsed `go`: the search limits plus what needs the position to mean anything.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GoArgs {
     pub limits: Limits,
     pub ponder: bool,
+    /// `searchmoves` as written; checked against the position when the search starts.
+    pub searchmoves: Vec<String>,
 }
+
+/// The words that end a `searchmoves` list (any other `go` token).
+const GO_KEYWORDS: [&str; 13] = [
+    "depth",
+    "nodes",
+    "movetime",
+    "wtime",
+    "btime",
+    "winc",
+    "binc",
+    "movestogo",
+    "mate",
+    "perft",
+    "infinite",
+    "ponder",
+    "searchmoves",
+];
 
 fn num<T: std::str::FromStr>(tok: Option<&&str>, what: &'static str) -> Result<T, UciError> {
     let t = tok.ok_or(UciError::MissingValue(what))?;
@@ -198,7 +222,20 @@ pub fn parse_command(line: &str) -> Result<Command, UciError> {
                         i += 1;
                         continue;
                     }
-                    "searchmoves" => break,
+                    "searchmoves" => {
+                        // The moves run up to the next `go` keyword (usually the line's end).
+                        let n = toks[i + 1..]
+                            .iter()
+                            .take_while(|t| !GO_KEYWORDS.contains(t))
+                            .count();
+                        if n == 0 {
+                            return Err(UciError::MissingValue("searchmoves"));
+                        }
+                        g.searchmoves
+                            .extend(toks[i + 1..i + 1 + n].iter().map(|t| t.to_string()));
+                        i += 1 + n;
+                        continue;
+                    }
                     other => return Err(UciError::GoToken(other.to_owned())),
                 }
                 i += 2;
@@ -222,6 +259,8 @@ pub struct Engine {
     stop: Arc<AtomicBool>,
     workers: Vec<Worker>,
     search: Option<JoinHandle<Vec<Worker>>>,
+    /// The running `go ponder` search's clock start, set on `ponderhit`.
+    ponder: Option<PonderHit>,
     pub threads: usize,
     pub hash_mb: usize,
     pub multipv: usize,
@@ -255,6 +294,7 @@ impl Engine {
             stop: Arc::new(AtomicBool::new(false)),
             workers: vec![Worker::new(0)],
             search: None,
+            ponder: None,
             threads: 1,
             hash_mb: HASH_DEFAULT,
             multipv: 1,
@@ -270,10 +310,38 @@ impl Engine {
 
     /// Read stdin until `quit` or EOF.
     pub fn run_stdin(&mut self) {
-        let stdin = std::io::stdin();
-        for line in stdin.lock().lines() {
-            let Ok(line) = line else { break };
-            if self.handle_line(&line) == Flow::Quit {
+        self.run(std::io::stdin().lock());
+    }
+
+    /// The UCI loop over `input` until `quit`, end of input or a read error. Lines are
+    /// read as bytes: `BufRead::lines` fails on the first byte that is not UTF-8, which
+    /// used to end the engine silently (exit 0, no answer). Such a line is refused with
+    /// `info string error: ...` (quoted lossily) and the loop carries on.
+    pub fn run(&mut self, mut input: impl BufRead) {
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match input.read_until(b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    println!("info string error: cannot read input: {e}");
+                    break;
+                }
+            }
+            let flow = match std::str::from_utf8(&buf) {
+                Ok(line) => self.handle_line(line),
+                Err(e) => {
+                    let text = String::from_utf8_lossy(&buf);
+                    println!(
+                        "info string error: line ignored, not UTF-8 ({e}): '{}'",
+                        text.trim_end()
+                    );
+                    Flow::Continue
+                }
+            };
+            if flow == Flow::Quit {
                 return;
             }
         }
@@ -318,6 +386,7 @@ impl Engine {
                 println!("option name Hash type spin default {HASH_DEFAULT} min 1 max {HASH_MAX}");
                 println!("option name Threads type spin default 1 min 1 max {THREADS_MAX}");
                 println!("option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}");
+                println!("option name Ponder type check default false");
                 println!(
                     "option name Move Overhead type spin default {DEFAULT_MOVE_OVERHEAD_MS} min 0 max 5000"
                 );
@@ -359,10 +428,16 @@ impl Engine {
                     println!("Nodes searched: {total}");
                     return Ok(Flow::Continue);
                 }
-                self.start_search(&g);
+                self.start_search(&g)?;
             }
             Command::Stop => self.stop_search(),
-            Command::PonderHit => {}
+            Command::PonderHit => {
+                // The move we pondered on was played: the `go ponder`'s limits start now.
+                // Outside a ponder search (or a second time) there is nothing to do.
+                if let Some(hit) = &self.ponder {
+                    let _ = hit.set(std::time::Instant::now());
+                }
+            }
             Command::Quit => {
                 self.stop_search();
                 return Ok(Flow::Quit);
@@ -482,31 +557,53 @@ impl Engine {
         Ok(())
     }
 
-    fn start_search(&mut self, g: &GoArgs) {
+    fn start_search(&mut self, g: &GoArgs) -> Result<(), UciError> {
         let mut limits = Limits {
             perft: None,
             ..g.limits.clone()
         };
+        for m in &g.searchmoves {
+            let mv =
+                crate::board::uci_to_move(&self.pos.board, m).map_err(UciError::SearchMoves)?;
+            limits.searchmoves.push(mv);
+        }
         if limits.depth.is_none() {
             limits.depth = self.default_depth;
         }
         if limits.nodes.is_none() {
             limits.nodes = self.default_nodes;
         }
-        let has_limit = limits.depth.is_some()
+        // Only the side to move's clock limits the search (TimeManager reads no other).
+        // `go btime 100` with White to move used to count as limited and search forever.
+        let (ours, theirs) = if crate::search::white_to_move(&self.pos.board) {
+            (limits.wtime, limits.btime)
+        } else {
+            (limits.btime, limits.wtime)
+        };
+        let mut has_limit = limits.depth.is_some()
             || limits.nodes.is_some()
             || limits.movetime.is_some()
-            || limits.wtime.is_some()
-            || limits.btime.is_some();
+            || ours.is_some();
+        if !has_limit && theirs.is_some() && !limits.infinite {
+            println!(
+                "info string go has no clock for the side to move; searching {NO_CLOCK_MOVETIME_MS} ms"
+            );
+            limits.movetime = Some(NO_CLOCK_MOVETIME_MS);
+            has_limit = true;
+        }
         if !has_limit {
             limits.infinite = true;
         }
+        // `go ponder`: search without limits until `ponderhit` (then the limits above,
+        // counted from that moment) or `stop`.
+        self.ponder = g.ponder.then(PonderHit::default);
         let opts = SearchOptions {
             multipv: self.multipv,
             move_overhead_ms: self.move_overhead,
             verbose: true,
             lazy: self.lazy_eval.then(|| Arc::clone(&self.tables)),
             prune: self.prune.clone(),
+            ponder: self.ponder.clone(),
         };
         let mut workers = std::mem::take(&mut self.workers);
         if workers.is_empty() {
@@ -549,6 +646,7 @@ impl Engine {
                 self.workers = (0..self.threads).map(Worker::new).collect();
             }
         }
+        Ok(())
     }
 }
 
@@ -649,6 +747,15 @@ mod tests {
             }))
         );
         assert!(parse_command("go depth x").is_err());
+        let Command::Go(g) =
+            parse_command("go searchmoves e2e4 d2d4 wtime 100 movestogo 5").unwrap()
+        else {
+            panic!("not a go");
+        };
+        assert_eq!(g.searchmoves, ["e2e4", "d2d4"]);
+        assert_eq!((g.limits.wtime, g.limits.movestogo), (Some(100), Some(5)));
+        assert!(parse_command("go searchmoves").is_err());
+        assert!(parse_command("go searchmoves infinite").is_err());
         assert!(
             matches!(parse_command("setoption name Move Overhead value 50").unwrap(), Command::SetOption { name, value } if name == "Move Overhead" && value == "50")
         );

@@ -97,3 +97,102 @@ fn mate_and_stalemate_positions() {
     e.handle_line("go depth 3");
     e.stop_search();
 }
+
+/// Wait up to `secs` for the search to end by itself; `false` (after stopping it) if not.
+fn ends_within(e: &mut Engine, secs: f64) -> bool {
+    let t0 = std::time::Instant::now();
+    while e.is_searching() {
+        if t0.elapsed().as_secs_f64() > secs {
+            e.stop_search();
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    true
+}
+
+/// Issue 17: `go btime 100` with White to move searched forever (only the other side's
+/// clock is not a limit). Now it answers quickly.
+#[test]
+fn only_the_other_sides_clock_still_ends() {
+    let mut e = Engine::new();
+    e.handle_line("position startpos");
+    e.handle_line("go btime 100");
+    assert!(
+        ends_within(&mut e, 5.0),
+        "go btime 100 (White to move) did not end"
+    );
+    e.handle_line("position startpos moves e2e4");
+    e.handle_line("go wtime 100 winc 10");
+    assert!(
+        ends_within(&mut e, 5.0),
+        "go wtime 100 (Black to move) did not end"
+    );
+}
+
+/// Issue 17: `go ponder` answered at once. It must wait for `ponderhit` (then keep the
+/// go's limits, counted from the ponderhit) or `stop`.
+#[test]
+fn ponder_waits_for_ponderhit_or_stop() {
+    let mut e = Engine::new();
+    e.handle_line("position startpos moves e2e4");
+    e.handle_line("go ponder movetime 50");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(e.is_searching(), "answered before ponderhit");
+    e.handle_line("ponderhit");
+    assert!(ends_within(&mut e, 5.0), "did not end after ponderhit");
+    // A search that reached its depth while pondering answers at the ponderhit.
+    e.handle_line("go ponder depth 2");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(e.is_searching(), "answered before ponderhit");
+    e.handle_line("ponderhit");
+    assert!(ends_within(&mut e, 5.0), "did not end after ponderhit");
+    // Ponder miss: `stop` ends it.
+    e.handle_line("go ponder wtime 60000 btime 60000");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(e.is_searching());
+    e.handle_line("stop");
+    assert!(!e.is_searching());
+}
+
+/// Issue 17: one byte that is not UTF-8 ended the loop (exit 0, no answer); now that
+/// line is refused and the next ones are read.
+#[test]
+fn invalid_utf8_line_is_skipped() {
+    let mut e = Engine::new();
+    let input: &[u8] = b"\xff\xfe garbage\nposition startpos moves e2e4\r\nisready\n";
+    e.run(input);
+    assert_eq!(
+        to_fen(&e.pos.board),
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
+    );
+}
+
+/// Issue 17: impossible FENs and illegal `searchmoves` are refused.
+#[test]
+fn impossible_fen_and_bad_searchmoves_are_errors() {
+    let mut e = Engine::new();
+    for fen in [
+        "8/8/8/3kK3/8/8/8/8 w - - 0 1",
+        "4k3/8/8/8/8/8/8/4K2r b - - 0 1",
+        "4k3/8/8/8/8/8/8/P3K3 w - - 0 1",
+        "4k3/4k3/8/8/8/8/8/4K3 w - - 0 1",
+    ] {
+        let err = e
+            .execute(parse_command(&format!("position fen {fen}")).unwrap())
+            .unwrap_err();
+        assert!(err.to_string().contains("impossible position"), "{err}");
+    }
+    e.handle_line("position startpos");
+    for go in [
+        "go depth 2 searchmoves e2e5",
+        "go searchmoves e7e5",
+        "go searchmoves",
+    ] {
+        assert!(
+            parse_command(go).and_then(|c| e.execute(c)).is_err(),
+            "{go}"
+        );
+        assert!(!e.is_searching(), "{go}");
+    }
+}

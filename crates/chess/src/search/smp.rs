@@ -59,6 +59,8 @@ pub struct SearchOptions {
     pub lazy: Option<Arc<LazyMargins>>,
     /// Pruning switches and tables (UCI `prune.*` options, tools' `--set`).
     pub prune: super::prune::PruneConfig,
+    /// `go ponder`: no limit applies until the UCI loop sets this (`ponderhit`).
+    pub ponder: Option<super::time::PonderHit>,
 }
 
 impl Default for SearchOptions {
@@ -69,6 +71,7 @@ impl Default for SearchOptions {
             verbose: false,
             lazy: None,
             prune: super::prune::PruneConfig::default(),
+            ponder: None,
         }
     }
 }
@@ -106,7 +109,8 @@ pub fn search(
             limits,
             super::white_to_move(&pos.board),
             opts.move_overhead_ms,
-        ),
+        )
+        .pondering(opts.ponder.clone()),
         node_limit: limits.nodes,
     };
     let (main, helpers) = workers.split_first_mut().expect("at least one worker");
@@ -121,8 +125,9 @@ pub fn search(
                 .expect("spawn search thread");
         }
         let r = iterate(main, &ctx, pos, limits, opts);
-        // Infinite (and ponder) searches must not answer before `stop`.
-        while limits.infinite && !stop.load(Relaxed) {
+        // Infinite searches must not answer before `stop`, ponder searches not before
+        // `ponderhit` or `stop`.
+        while (limits.infinite || ctx.time.is_pondering()) && !stop.load(Relaxed) {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         stop.store(true, Relaxed);
@@ -160,7 +165,15 @@ fn iterate(
     w.cfg = opts.prune.clone();
     let board = &pos.board;
     let mut result = SearchResult::default();
-    let root_moves = legal_moves(board);
+    let mut root_moves = legal_moves(board);
+    // `go searchmoves`: the other root moves are skipped the way MultiPV skips the
+    // lines it already has (`root_excluded`, refilled every iteration).
+    let mut outside = Vec::new();
+    if !limits.searchmoves.is_empty() {
+        (root_moves, outside) = root_moves
+            .into_iter()
+            .partition(|m| limits.searchmoves.contains(m));
+    }
     if root_moves.is_empty() {
         publish(w, ctx);
         return result;
@@ -180,6 +193,7 @@ fn iterate(
         w.root_depth = depth;
         w.seldepth = 0;
         w.root_excluded.clear();
+        w.root_excluded.extend_from_slice(&outside);
         for line in lines.iter_mut().take(multipv) {
             let mut delta = ASPIRATION_DELTA;
             let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH {

@@ -6,8 +6,17 @@
 //! of `avail`, so a GUI's latency cannot make us flag. With one move left before the time
 //! control the caps are 80 % and 90 %. A `movetime` (less the overhead) caps both, and on
 //! its own sets only the hard limit: a fixed move time is used in full.
+//!
+//! A `go ponder` search carries a [`PonderHit`]: until the UCI loop sets it no limit
+//! applies (the search runs as if infinite); from then on the same limits count from the
+//! moment of `ponderhit`.
 
+use crate::board::Move;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+
+/// Set by the UCI loop on `ponderhit`: the moment a `go ponder` search's clock starts.
+pub type PonderHit = Arc<OnceLock<Instant>>;
 
 /// What `go` asked for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -22,6 +31,8 @@ pub struct Limits {
     pub movestogo: Option<u64>,
     pub infinite: bool,
     pub perft: Option<u32>,
+    /// `go searchmoves`: search only these root moves (empty: all legal moves).
+    pub searchmoves: Vec<Move>,
 }
 
 #[derive(Clone, Debug)]
@@ -29,6 +40,8 @@ pub struct TimeManager {
     start: Instant,
     soft: Option<Duration>,
     hard: Option<Duration>,
+    /// `go ponder`: no limit applies until this is set, then they count from it.
+    ponder: Option<PonderHit>,
 }
 
 impl TimeManager {
@@ -39,6 +52,7 @@ impl TimeManager {
                 start,
                 soft: None,
                 hard: None,
+                ponder: None,
             };
         }
         let mut soft = None;
@@ -68,7 +82,28 @@ impl TimeManager {
             start,
             soft: soft.map(ms),
             hard: hard.map(ms),
+            ponder: None,
         }
+    }
+
+    /// The same limits, but counted from `ponderhit` (none apply before it).
+    pub fn pondering(mut self, hit: Option<PonderHit>) -> Self {
+        self.ponder = hit;
+        self
+    }
+
+    /// When the limits started counting: `go`, or `ponderhit` when pondering (`None`: not yet).
+    #[inline]
+    fn clock_start(&self) -> Option<Instant> {
+        match &self.ponder {
+            None => Some(self.start),
+            Some(hit) => hit.get().copied(),
+        }
+    }
+
+    /// Still waiting for `ponderhit`: the answer must wait too.
+    pub fn is_pondering(&self) -> bool {
+        self.ponder.as_ref().is_some_and(|hit| hit.get().is_none())
     }
 
     pub fn elapsed(&self) -> Duration {
@@ -81,17 +116,20 @@ impl TimeManager {
 
     #[inline]
     pub fn hard_exceeded(&self) -> bool {
-        self.hard.is_some_and(|h| self.start.elapsed() >= h)
+        self.hard
+            .is_some_and(|h| self.clock_start().is_some_and(|t| t.elapsed() >= h))
     }
 
     /// Should we stop between iterations? `scale` < 1 when the best move is stable.
     pub fn soft_exceeded(&self, scale: f64) -> bool {
-        self.soft
-            .is_some_and(|s| self.start.elapsed().as_secs_f64() >= s.as_secs_f64() * scale)
+        self.soft.is_some_and(|s| {
+            self.clock_start()
+                .is_some_and(|t| t.elapsed().as_secs_f64() >= s.as_secs_f64() * scale)
+        })
     }
 
     pub fn is_timed(&self) -> bool {
-        self.hard.is_some()
+        self.hard.is_some() && self.clock_start().is_some()
     }
 }
 
@@ -118,5 +156,22 @@ mod tests {
             let h = tm.hard.unwrap().as_millis() as u64;
             assert!(h <= t.saturating_sub(30).max(1), "t={t} h={h}");
         }
+    }
+
+    #[test]
+    fn pondering_waits_for_ponderhit() {
+        let l = Limits {
+            movetime: Some(1),
+            ..Default::default()
+        };
+        let hit = PonderHit::default();
+        let tm = TimeManager::new(&l, true, 0).pondering(Some(hit.clone()));
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(tm.is_pondering() && !tm.is_timed() && !tm.hard_exceeded());
+        assert!(!tm.soft_exceeded(0.0));
+        hit.set(Instant::now()).unwrap();
+        assert!(!tm.is_pondering() && tm.is_timed());
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(tm.hard_exceeded());
     }
 }
