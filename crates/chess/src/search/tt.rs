@@ -136,6 +136,11 @@ pub fn fit_mb(mb: usize, available: Option<usize>) -> usize {
     }
 }
 
+/// Slots in a table of `mb` MB (16 bytes each; at least 1024).
+fn slots_for(mb: usize) -> usize {
+    (mb.max(1).saturating_mul(1024 * 1024) / 16).max(1024)
+}
+
 impl Tt {
     /// A table of about `mb` megabytes (16 bytes per slot). Never aborts: a request that
     /// does not fit is clamped as in [`Tt::new_clamped`], with a one-line warning on
@@ -151,8 +156,7 @@ impl Tt {
     /// A table of exactly `mb` megabytes, or an error when the allocator refuses: the
     /// infallible `collect` this replaces aborted the whole process on `Hash 65536`.
     pub fn try_new(mb: usize) -> Result<Self, TtError> {
-        let n = (mb.max(1).saturating_mul(1024 * 1024) / 16).max(1024);
-        Self::with_slots(n).ok_or(TtError::Alloc { mb })
+        Self::with_slots(slots_for(mb)).ok_or(TtError::Alloc { mb })
     }
 
     fn with_slots(n: usize) -> Option<Self> {
@@ -170,6 +174,8 @@ impl Tt {
 
     /// The largest table up to `mb` MB that fits: first capped by [`fit_mb`] (MemAvailable),
     /// then halved while the allocator refuses (address-space limits, overcommit policy).
+    /// After a refusal only half of the largest size granted is taken: a table that took
+    /// the last of the address space would make the search's own allocations abort.
     pub fn new_clamped(mb: usize) -> Clamped {
         let mb = mb.max(1);
         let avail = mem_available_mb();
@@ -180,6 +186,17 @@ impl Tt {
                 avail.unwrap_or(0)
             )
         });
+        // Probe with a bare reservation (no page is touched), then build the table.
+        let reserves = |mb: usize| Vec::<Slot>::new().try_reserve_exact(slots_for(mb)).is_ok();
+        let mut refused = false;
+        while size > 1 && !reserves(size) {
+            reason = Some(TtError::Alloc { mb: size }.to_string());
+            refused = true;
+            size /= 2;
+        }
+        if refused {
+            size = (size / 2).max(1);
+        }
         loop {
             match Self::try_new(size) {
                 Ok(tt) => {
