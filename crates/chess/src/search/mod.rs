@@ -26,8 +26,8 @@ use history::{History, NO_PIECE_TO, PieceTo, piece_to};
 use movepick::{MovePicker, is_bad_noisy_score};
 use params::*;
 use prune::{
-    EFP_TIER_MARGIN, EFP_VETO, EfpMode, HUNG_VALUE, Mechanism, ProbeMode, PruneConfig, RfpReturn,
-    Source, TABLE_DEPTHS, fh_cell, hung_bucket, opponent_hung, rfp_cell, surprise_cell,
+    EFP_TIER_MARGIN, EFP_VETO, EfpMode, Gate, HUNG_VALUE, Mechanism, ProbeMode, PruneConfig,
+    RfpReturn, Source, TABLE_DEPTHS, fh_cell, hung_bucket, opponent_hung, rfp_cell, surprise_cell,
     surprise_cell_plies,
 };
 use see::see_ge;
@@ -456,14 +456,14 @@ impl Worker {
         improving: bool,
         cut_node: bool,
         hist: i32,
-        gated: bool,
+        relief: i32,
     ) -> i32 {
         let mut r = self.lmr[depth.min(63) as usize][n.min(63)] as i32;
         r += !pv as i32;
         r += (!improving && !pv) as i32;
         r += cut_node as i32;
-        // A move the gate keeps from pruning is reduced one ply less.
-        r -= !gated as i32;
+        // A move the gate keeps from pruning is reduced less (`relief` plies).
+        r -= relief;
         r -= hist / LMR_HISTORY_DIVISOR;
         r.max(0)
     }
@@ -729,7 +729,8 @@ impl Worker {
             } else {
                 0
             };
-            let special = mv == killers[0] || mv == killers[1] || mv == counter || mv == tt_move;
+            let refutation = mv == killers[0] || mv == killers[1] || mv == counter;
+            let special = refutation || mv == tt_move;
             if quiet {
                 quiets_seen += 1;
             }
@@ -744,7 +745,23 @@ impl Worker {
             if !root && best > -MATE_BOUND && has_non_pawn_material(board, stm) {
                 let base_r = self.lmr[depth.min(63) as usize][(searched + 1).min(63)] as i32;
                 let lmr_depth = (depth - 1 - base_r).max(0);
-                if gated {
+                // Who may prune this quiet move: the one gate for all (`strict`), or each
+                // formula's own conditions as in the build before the gate (`classic`).
+                // The tables were measured on gated moves only, so their variants always keep
+                // to the gate.
+                let (lmp_ok, efp_ok, see_ok) = match self.cfg.gate {
+                    Gate::Strict => (gated, gated, gated),
+                    Gate::Classic => (
+                        self.cfg.lmp != Source::Table || gated,
+                        if self.cfg.efp == EfpMode::Tiers {
+                            gated
+                        } else {
+                            !checks && !in_check
+                        },
+                        !checks,
+                    ),
+                };
+                if quiet {
                     let in_table = depth <= TABLE_DEPTHS as i32;
                     let wants_cell = in_table
                         && (self.cfg.lmp == Source::Table
@@ -763,17 +780,18 @@ impl Worker {
                     // Late move pruning: the formula (enough quiets tried: skip the rest) or
                     // the table (this move's pessimistic fail-high bound is under the depth
                     // allowance: skip this move).
-                    let lmp = match self.cfg.lmp {
-                        Source::Off => false,
-                        Source::Formula => {
-                            depth <= LMP_MAX_DEPTH && quiets_seen >= lmp_limit(depth, improving)
-                        }
-                        Source::Table => {
-                            in_table
-                                && self.cfg.tables.fh(cell)
-                                    < self.cfg.lmp_allowance(depth, hist_score)
-                        }
-                    };
+                    let lmp = lmp_ok
+                        && match self.cfg.lmp {
+                            Source::Off => false,
+                            Source::Formula => {
+                                depth <= LMP_MAX_DEPTH && quiets_seen >= lmp_limit(depth, improving)
+                            }
+                            Source::Table => {
+                                in_table
+                                    && self.cfg.tables.fh(cell)
+                                        < self.cfg.lmp_allowance(depth, hist_score)
+                            }
+                        };
                     if lmp {
                         if !self.shadowing(Mechanism::Lmp) {
                             self.stats.lmp += 1;
@@ -785,6 +803,7 @@ impl Worker {
                     // Futility pruning at the parent: even an optimistic estimate of the
                     // move cannot reach alpha.
                     let efp_slack = match self.cfg.efp {
+                        _ if !efp_ok => None,
                         EfpMode::Off => None,
                         EfpMode::Formula => {
                             let bound = eval + futility_margin(lmr_depth);
@@ -809,7 +828,8 @@ impl Worker {
                         move_probe.get_or_insert(surprise_cell(board, depth, slack));
                     }
                     // SEE pruning of quiet moves that hang material at low depth.
-                    if self.cfg.see
+                    if see_ok
+                        && self.cfg.see
                         && depth <= SEE_PRUNE_MAX_DEPTH
                         && !see_ge(board, mv, SEE_QUIET_MARGIN * lmr_depth)
                     {
@@ -819,7 +839,7 @@ impl Worker {
                         }
                         move_probe.get_or_insert(surprise_cell(board, depth, alpha - eval));
                     }
-                    if probe == Some(ProbeMode::Fh) && in_table {
+                    if probe == Some(ProbeMode::Fh) && in_table && gated {
                         move_probe.get_or_insert(cell);
                     }
                 } else if !quiet
@@ -865,7 +885,10 @@ impl Worker {
                     improving,
                     cut_node,
                     hist_score,
-                    !quiet || gated,
+                    match self.cfg.gate {
+                        Gate::Strict => (quiet && !gated) as i32,
+                        Gate::Classic => refutation as i32 + gives_check as i32,
+                    },
                 );
                 let reduced = (new_depth - r).clamp(1, new_depth.max(1));
                 score =

@@ -5,6 +5,7 @@
 use crate::board::Position;
 use crate::eval::LazyMargins;
 use crate::search::Worker;
+use crate::search::prune::PruneConfig;
 use crate::search::smp::{SearchOptions, exit_breakdown, search};
 use crate::search::time::Limits;
 use crate::search::tt::Tt;
@@ -29,6 +30,10 @@ pub struct BenchArgs {
     /// Margin tables for --lazy-eval [default: the tables built into the engine].
     #[arg(long, value_name = "FILE", requires = "lazy_eval")]
     pub tables: Option<std::path::PathBuf>,
+    /// Research flag: pruning switches `name=value[,...]` (the UCI `prune.*` options without
+    /// the prefix, e.g. `gate=classic,lmp=table`). The signature is defined without them.
+    #[arg(long, value_name = "SWITCHES", default_value = "")]
+    pub set: String,
 }
 
 impl BenchArgs {
@@ -43,7 +48,9 @@ impl BenchArgs {
         } else {
             None
         };
-        let r = run_bench_with(self.depth, true, lazy);
+        let mut prune = PruneConfig::default();
+        prune.set_all(&self.set).map_err(super::ToolError::Switch)?;
+        let r = run_bench_with(self.depth, true, lazy, prune);
         println!("Eval exits: {}", exit_breakdown(&r.exits));
         println!("Bench: {} nodes {} nps", r.nodes, r.nps);
         Ok(ExitCode::SUCCESS)
@@ -104,15 +111,21 @@ pub struct BenchResult {
 
 /// Run the bench (lazy exits off: the signature); `verbose` prints one line per position.
 pub fn run_bench(depth: i32, verbose: bool) -> BenchResult {
-    run_bench_with(depth, verbose, None)
+    run_bench_with(depth, verbose, None, PruneConfig::default())
 }
 
 /// Run the bench with lazy exits on the given margins (`None` = off).
-pub fn run_bench_with(depth: i32, verbose: bool, lazy: Option<Arc<LazyMargins>>) -> BenchResult {
+pub fn run_bench_with(
+    depth: i32,
+    verbose: bool,
+    lazy: Option<Arc<LazyMargins>>,
+    prune: PruneConfig,
+) -> BenchResult {
     let tt = Tt::new(BENCH_HASH_MB);
     let stop = AtomicBool::new(false);
     let opts = SearchOptions {
         lazy,
+        prune,
         ..Default::default()
     };
     let mut exits = [0u64; 3];

@@ -78,6 +78,8 @@ pub enum ToolError {
     },
     #[error(transparent)]
     Board(#[from] BoardError),
+    #[error("--set: {0}")]
+    Switch(String),
     #[error(transparent)]
     PerftSuite(#[from] perft::PerftSuiteError),
     #[error(transparent)]
