@@ -41,7 +41,7 @@ pub enum Tool {
     #[cfg(feature = "calibration")]
     Calibrate(calibrate::CalibrateArgs),
     /// Baseline vs candidate (a binary and/or UCI options) on several suites, side by side:
-    /// solved, total nodes, mean depth, EBF, time, nps and how often each prune fired.
+    /// solved, total nodes, median depth, EBF, time, nps and how often each prune fired.
     Validate(validate::ValidateArgs),
     /// Pruning tables: the alpha-side joint fail-high table (`collect fh`) and the beta-side
     /// RFP table with its margins (`collect rfp`), as generated data files the engine embeds.

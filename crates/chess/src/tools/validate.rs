@@ -178,9 +178,16 @@ impl SuiteResult {
             .collect();
         (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
     }
-    pub fn mean_depth(&self) -> f64 {
-        self.positions.iter().map(|p| p.depth as f64).sum::<f64>()
-            / self.positions.len().max(1) as f64
+    /// Median completed depth (a mean would be dominated by solved mates, where iterative
+    /// deepening races to the depth limit).
+    pub fn median_depth(&self) -> f64 {
+        let mut d: Vec<i32> = self.positions.iter().map(|p| p.depth).collect();
+        d.sort_unstable();
+        match d.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => d[n / 2] as f64,
+            n => (d[n / 2 - 1] + d[n / 2]) as f64 / 2.0,
+        }
     }
     pub fn prunes(&self) -> BTreeMap<String, u64> {
         let mut m = BTreeMap::new();
@@ -490,9 +497,9 @@ pub fn comparison_text(base: &[SuiteResult], cand: &[SuiteResult]) -> String {
             c.nodes().to_string(),
         ));
         s.push_str(&row(
-            "mean depth",
-            format!("{:.2}", b.mean_depth()),
-            format!("{:.2}", c.mean_depth()),
+            "median depth",
+            format!("{:.1}", b.median_depth()),
+            format!("{:.1}", c.median_depth()),
         ));
         let ebf = |r: &SuiteResult| r.ebf().map_or("-".into(), |e| format!("{e:.3}"));
         s.push_str(&row("EBF", ebf(b), ebf(c)));
@@ -664,6 +671,7 @@ mod tests {
         };
         assert_eq!(r.solved(), (1, 2));
         assert_eq!(r.nodes(), 1305);
+        assert_eq!(r.median_depth(), 0.0);
         // Geometric mean of 4 and 9.
         assert!((r.ebf().unwrap() - 6.0).abs() < 1e-9);
     }
