@@ -693,7 +693,7 @@ mod tests {
         let lines = prune_option_lines(&PruneConfig::default());
         assert!(
             lines.contains(
-                &"option name prune.lmp type combo default formula var off var formula var table"
+                &"option name prune.lmp type combo default formula var off var formula var table var union"
                     .to_string()
             )
         );

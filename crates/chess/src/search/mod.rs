@@ -391,14 +391,19 @@ impl Worker {
     }
 
     /// RFP margin at `depth`: the beta-side table's where it has the samples, else the
-    /// formula.
+    /// formula (`union`: the smaller of the two — the formula, widened where the table
+    /// found it safe).
     #[inline]
     fn rfp_margin_for(&self, depth: i32, improving: bool, opp_hung: bool) -> i32 {
+        let formula = rfp_margin(depth, improving);
+        let table = || {
+            self.cfg.tables.rfp_margin[prune::depth_index(depth)][improving as usize]
+                [opp_hung as usize]
+        };
         match self.cfg.rfp {
-            Source::Table => self.cfg.tables.rfp_margin[prune::depth_index(depth)]
-                [improving as usize][opp_hung as usize]
-                .unwrap_or_else(|| rfp_margin(depth, improving)),
-            _ => rfp_margin(depth, improving),
+            Source::Table => table().unwrap_or(formula),
+            Source::Union => table().map_or(formula, |t| t.min(formula)),
+            _ => formula,
         }
     }
 
@@ -588,8 +593,9 @@ impl Worker {
                 && beta > -MATE_BOUND
                 && eval >= beta
             {
-                let opp_hung =
-                    (self.cfg.rfp == Source::Table || collecting) && opponent_hung(board);
+                let opp_hung = (matches!(self.cfg.rfp, Source::Table | Source::Union)
+                    || collecting)
+                    && opponent_hung(board);
                 let margin = self.rfp_margin_for(depth, improving, opp_hung);
                 let fires = self.cfg.rfp != Source::Off && eval - margin >= beta;
                 if fires && !self.shadowing(Mechanism::Rfp) {
@@ -752,7 +758,7 @@ impl Worker {
                 let (lmp_ok, efp_ok, see_ok) = match self.cfg.gate {
                     Gate::Strict => (gated, gated, gated),
                     Gate::Classic => (
-                        self.cfg.lmp != Source::Table || gated,
+                        true,
                         if self.cfg.efp == EfpMode::Tiers {
                             gated
                         } else {
@@ -764,7 +770,7 @@ impl Worker {
                 if quiet {
                     let in_table = depth <= TABLE_DEPTHS as i32;
                     let wants_cell = in_table
-                        && (self.cfg.lmp == Source::Table
+                        && (matches!(self.cfg.lmp, Source::Table | Source::Union)
                             || (self.cfg.efp == EfpMode::Tiers && depth <= 2)
                             || probe == Some(ProbeMode::Fh));
                     let hung = if wants_cell {
@@ -777,25 +783,21 @@ impl Worker {
                     } else {
                         0
                     };
-                    // Late move pruning: the formula (enough quiets tried: skip the rest) or
-                    // the table (this move's pessimistic fail-high bound is under the depth
-                    // allowance: skip this move).
-                    let lmp = lmp_ok
-                        && match self.cfg.lmp {
-                            Source::Off => false,
-                            Source::Formula => {
-                                depth <= LMP_MAX_DEPTH && quiets_seen >= lmp_limit(depth, improving)
-                            }
-                            Source::Table => {
-                                in_table
-                                    && self.cfg.tables.fh(cell)
-                                        < self.cfg.lmp_allowance(depth, hist_score)
-                            }
-                        };
-                    if lmp {
+                    // Late move pruning: the formula (enough quiets tried: skip the rest), the
+                    // table (this gated move's pessimistic fail-high bound is under the depth
+                    // allowance: skip this move), or either (`union`).
+                    let formula_lmp = lmp_ok
+                        && matches!(self.cfg.lmp, Source::Formula | Source::Union)
+                        && depth <= LMP_MAX_DEPTH
+                        && quiets_seen >= lmp_limit(depth, improving);
+                    let table_lmp = gated
+                        && in_table
+                        && matches!(self.cfg.lmp, Source::Table | Source::Union)
+                        && self.cfg.tables.fh(cell) < self.cfg.lmp_allowance(depth, hist_score);
+                    if formula_lmp || table_lmp {
                         if !self.shadowing(Mechanism::Lmp) {
                             self.stats.lmp += 1;
-                            skip_quiets = self.cfg.lmp == Source::Formula;
+                            skip_quiets = formula_lmp;
                             continue;
                         }
                         move_probe = Some(surprise_cell(board, depth, alpha - eval));

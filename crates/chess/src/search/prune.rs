@@ -183,6 +183,9 @@ pub enum Source {
     Formula,
     /// The measured table.
     Table,
+    /// Both: prune where either prunes (RFP: the smaller margin) — the formula, widened where
+    /// the table found it safe.
+    Union,
 }
 
 /// Futility pruning at the parent.
@@ -429,7 +432,8 @@ fn source(v: &str) -> Result<Source, String> {
         "off" | "false" => Ok(Source::Off),
         "formula" | "on" | "true" => Ok(Source::Formula),
         "table" => Ok(Source::Table),
-        _ => Err(format!("expected off, formula or table, got '{v}'")),
+        "union" => Ok(Source::Union),
+        _ => Err(format!("expected off, formula, table or union, got '{v}'")),
     }
 }
 
@@ -512,6 +516,7 @@ impl PruneConfig {
             Source::Off => "off",
             Source::Formula => "formula",
             Source::Table => "table",
+            Source::Union => "union",
         };
         let b = |x: bool| if x { "on" } else { "off" };
         format!(
