@@ -383,7 +383,7 @@ pub const SWITCHES: &[(&str, &str, &str)] = &[
     ),
     (
         "rfp",
-        "off|formula|table",
+        "off|formula|table|union",
         "reverse futility pruning and its margin source",
     ),
     (
@@ -400,7 +400,7 @@ pub const SWITCHES: &[(&str, &str, &str)] = &[
     ("nmp", "on|off", "null-move pruning"),
     (
         "lmp",
-        "off|formula|table",
+        "off|formula|table|union",
         "late move pruning and its source",
     ),
     (
