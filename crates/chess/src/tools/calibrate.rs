@@ -13,7 +13,7 @@
 //! depend on `--threads`. `residual` searches with lazy exits off (all nodes, unbiased)
 //! unless `--lazy-eval`; `marginsafety` and `exitrate` search with them on.
 
-use super::pool::{PoolPosition, progress, read_pool};
+use super::pool::{PoolPosition, PoolSearch, read_pool, search_pool};
 use crate::calib::{
     Count, Kind, PositionRecord, Recorder, ResidualFile, ResultsError, Totals, positions_text,
 };
@@ -21,16 +21,13 @@ use crate::eval::LazyMargins;
 use crate::eval::lazy::TablesError;
 use crate::search::Worker;
 use crate::search::params::QS_FUTILITY_MARGIN;
-use crate::search::smp::{SearchOptions, search};
-use crate::search::time::Limits;
-use crate::search::tt::Tt;
+use crate::search::smp::SearchOptions;
 use evidence::Wilson;
 use evidence::clustered::{ClusterBootstrapConfig, ClusterEntry, ClusteredRate, clustered_rates};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// `actuary calibrate <residual|percentiles|tables|marginsafety|exitrate>`.
@@ -308,82 +305,50 @@ pub struct RunResult {
 /// Search every position of `positions` (see the module docs).
 pub fn run_pool(positions: &[PoolPosition], cfg: &RunConfig) -> RunResult {
     let start = Instant::now();
-    let bar = if cfg.progress {
-        progress(positions.len() as u64, "positions")
-    } else {
-        indicatif::ProgressBar::hidden()
+    let opts = SearchOptions {
+        lazy: cfg.lazy.clone(),
+        ..Default::default()
     };
-    bar.set_prefix(format!("depth {}", cfg.depth));
-    let next = AtomicUsize::new(0);
-    let records = Mutex::new(Vec::with_capacity(positions.len()));
-    let totals = Mutex::new(Totals::new());
-    let nodes = std::sync::atomic::AtomicU64::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..cfg.threads.max(1) {
-            s.spawn(|| {
-                let mut worker = Worker::new(0);
-                worker.recorder = Some(Box::new(Recorder::new(
-                    cfg.residual,
-                    cfg.per_position_samples,
-                )));
-                let tt = Tt::new(cfg.hash_mb);
-                let stop = AtomicBool::new(false);
-                let opts = SearchOptions {
-                    lazy: cfg.lazy.clone(),
-                    ..Default::default()
-                };
-                let limits = Limits {
-                    depth: Some(cfg.depth),
-                    ..Default::default()
-                };
-                let mut mine = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Relaxed);
-                    let Some(p) = positions.get(i) else { break };
-                    worker.clear();
-                    tt.clear();
-                    stop.store(false, Relaxed);
-                    if let Some(r) = worker.recorder.as_deref_mut() {
-                        r.begin(i, p.line);
-                    }
-                    let pos = crate::board::Position {
-                        board: p.board.clone(),
-                        history: Vec::new(),
-                    };
-                    let res = search(
-                        &pos,
-                        &limits,
-                        &opts,
-                        std::slice::from_mut(&mut worker),
-                        &tt,
-                        &stop,
-                    );
-                    if let Some(r) = worker.recorder.as_deref_mut() {
-                        mine.push(r.finish(res.nodes));
-                    }
-                    let n = nodes.fetch_add(res.nodes, Relaxed) + res.nodes;
-                    bar.set_message(format!("{:.1} Mnodes", n as f64 / 1e6));
-                    bar.inc(1);
-                }
-                if let Some(r) = worker.recorder.take()
-                    && cfg.residual
-                {
-                    totals
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .merge_histograms(&r.hist);
-                }
-                records
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend(mine);
-            });
+    let how = PoolSearch {
+        depth: cfg.depth,
+        threads: cfg.threads,
+        hash_mb: cfg.hash_mb,
+        progress: cfg.progress,
+        opts: &opts,
+    };
+    let (done, _) = search_pool(
+        positions,
+        &how,
+        || {
+            let mut w = Worker::new(0);
+            w.recorder = Some(Box::new(Recorder::new(
+                cfg.residual,
+                cfg.per_position_samples,
+            )));
+            (w, Vec::new())
+        },
+        |w, i, p| {
+            if let Some(r) = w.recorder.as_deref_mut() {
+                r.begin(i, p.line);
+            }
+        },
+        |w, mine: &mut Vec<PositionRecord>, nodes| {
+            if let Some(r) = w.recorder.as_deref_mut() {
+                mine.push(r.finish(nodes));
+            }
+        },
+    );
+    let mut totals = Totals::new();
+    let mut records = Vec::with_capacity(positions.len());
+    for (mut w, mine) in done {
+        if let Some(r) = w.recorder.take()
+            && cfg.residual
+        {
+            totals.merge_histograms(&r.hist);
         }
-    });
-    bar.finish_and_clear();
-    let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
+        records.extend(mine);
+    }
     records.sort_by_key(|r| r.index);
-    let mut totals = totals.into_inner().unwrap_or_else(|e| e.into_inner());
     for r in &records {
         totals.add(r);
     }

@@ -23,7 +23,7 @@
 //!   slack) with Wilson and position-clustered bootstrap intervals, Markdown and JSON.
 
 use super::calibrate::RunOpts;
-use super::pool::{PoolPosition, progress, read_pool};
+use super::pool::{PoolPosition, PoolSearch, read_pool, search_pool};
 use crate::probe::{CellCount, PositionCells, Probe, totals};
 use crate::search::Worker;
 use crate::search::params::{RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH};
@@ -33,17 +33,13 @@ use crate::search::prune::{
     RFP_GAP_BUCKETS, RFP_GAP_LOWER, RFP_MAGIC, SURPRISE_DEPTH_SLACK, Source, TABLE_DEPTHS, fh_axes,
     rfp_axes, surprise_axes,
 };
-use crate::search::smp::{SearchOptions, search};
-use crate::search::time::Limits;
-use crate::search::tt::Tt;
+use crate::search::smp::SearchOptions;
 use evidence::Wilson;
 use evidence::clustered::{ClusterBootstrapConfig, ClusterEntry, ClusteredRate, clustered_rates};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 /// `actuary collect <fh|rfp>`.
@@ -209,95 +205,68 @@ pub fn run_probe(
 ) -> ProbeRun {
     let keep_positions = matches!(mode, ProbeMode::Surprise(_));
     let start = Instant::now();
-    let bar = if run.quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        progress(positions.len() as u64, "positions")
+    let opts = SearchOptions {
+        prune: cfg.clone(),
+        ..Default::default()
     };
-    bar.set_prefix(format!("depth {}", run.depth));
-    let next = AtomicUsize::new(0);
-    let nodes = AtomicU64::new(0);
-    let records = Mutex::new(Vec::with_capacity(positions.len()));
-    std::thread::scope(|s| {
-        for _ in 0..run.threads.max(1) {
-            s.spawn(|| {
-                let mut worker = Worker::new(0);
-                worker.probe = Some(Box::new(Probe::new(mode)));
-                let tt = Tt::new(run.hash as usize);
-                let stop = AtomicBool::new(false);
-                let opts = SearchOptions {
-                    prune: cfg.clone(),
-                    ..Default::default()
-                };
-                let limits = Limits {
-                    depth: Some(run.depth),
-                    ..Default::default()
-                };
-                let mut mine = Vec::new();
-                let mut folded = vec![CellCount::default(); crate::probe::cells_of(mode)];
-                loop {
-                    let i = next.fetch_add(1, Relaxed);
-                    let Some(p) = positions.get(i) else { break };
-                    worker.clear();
-                    tt.clear();
-                    stop.store(false, Relaxed);
-                    if let Some(pr) = worker.probe.as_deref_mut() {
-                        pr.begin(i, p.line);
+    let how = PoolSearch {
+        depth: run.depth,
+        threads: run.threads as usize,
+        hash_mb: run.hash as usize,
+        progress: !run.quiet,
+        opts: &opts,
+    };
+    // Per thread: the positions' records (surprise runs) or the folded counts (tables).
+    let (done, nodes) = search_pool(
+        positions,
+        &how,
+        || {
+            let mut w = Worker::new(0);
+            w.probe = Some(Box::new(Probe::new(mode)));
+            let folded = vec![CellCount::default(); crate::probe::cells_of(mode)];
+            (w, (Vec::new(), folded))
+        },
+        |w, i, p| {
+            if let Some(pr) = w.probe.as_deref_mut() {
+                pr.begin(i, p.line);
+            }
+        },
+        |w, (mine, folded): &mut (Vec<PositionCells>, Vec<CellCount>), nodes| {
+            if let Some(pr) = w.probe.as_deref_mut() {
+                let rec = pr.finish(nodes);
+                if keep_positions {
+                    mine.push(rec);
+                } else {
+                    // Tables need only the totals: fold, keep memory flat.
+                    for (c, v) in rec.cells {
+                        folded[c as usize].n += v.n;
+                        folded[c as usize].k += v.k;
                     }
-                    let pos = crate::board::Position {
-                        board: p.board.clone(),
-                        history: Vec::new(),
-                    };
-                    let res = search(
-                        &pos,
-                        &limits,
-                        &opts,
-                        std::slice::from_mut(&mut worker),
-                        &tt,
-                        &stop,
-                    );
-                    if let Some(pr) = worker.probe.as_deref_mut() {
-                        let rec = pr.finish(res.nodes);
-                        if keep_positions {
-                            mine.push(rec);
-                        } else {
-                            // Tables need only the totals: fold, keep memory flat.
-                            for (c, v) in rec.cells {
-                                folded[c as usize].n += v.n;
-                                folded[c as usize].k += v.k;
-                            }
-                        }
-                    }
-                    let n = nodes.fetch_add(res.nodes, Relaxed) + res.nodes;
-                    bar.set_message(format!("{:.1} Mnodes", n as f64 / 1e6));
-                    bar.inc(1);
                 }
-                if !keep_positions {
-                    mine.push(PositionCells {
-                        index: usize::MAX,
-                        line: 0,
-                        nodes: 0,
-                        cells: folded
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, c)| c.n > 0)
-                            .map(|(i, &c)| (i as u32, c))
-                            .collect(),
-                    });
-                }
-                records
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend(mine);
+            }
+        },
+    );
+    let mut records = Vec::with_capacity(positions.len());
+    for (_, (mine, folded)) in done {
+        records.extend(mine);
+        if !keep_positions {
+            records.push(PositionCells {
+                index: usize::MAX,
+                line: 0,
+                nodes: 0,
+                cells: folded
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.n > 0)
+                    .map(|(i, &c)| (i as u32, c))
+                    .collect(),
             });
         }
-    });
-    bar.finish_and_clear();
-    let mut records = records.into_inner().unwrap_or_else(|e| e.into_inner());
+    }
     records.sort_by_key(|r| r.index);
     ProbeRun {
         records,
-        nodes: nodes.into_inner(),
+        nodes,
         seconds: start.elapsed().as_secs_f64(),
     }
 }

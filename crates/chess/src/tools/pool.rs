@@ -457,6 +457,83 @@ pub fn read_positions(path: &Path) -> Result<Vec<Board>, PoolError> {
     Ok(out)
 }
 
+/// How [`search_pool`] searches.
+pub struct PoolSearch<'a> {
+    pub depth: i32,
+    pub threads: usize,
+    pub hash_mb: usize,
+    pub progress: bool,
+    pub opts: &'a SearchOptions,
+}
+
+/// Search every position to a fixed depth, `threads` positions at once, each with a cleared
+/// table and histories (so a position's tree does not depend on the others or on
+/// `threads`). Each thread gets a worker and a state from `init`; `each(worker, state, index,
+/// position, nodes)` runs after every search (and `begin` before it). Returns every thread's
+/// worker and state, and the total nodes.
+pub fn search_pool<S: Send>(
+    positions: &[PoolPosition],
+    how: &PoolSearch,
+    init: impl Fn() -> (Worker, S) + Sync,
+    begin: impl Fn(&mut Worker, usize, &PoolPosition) + Sync,
+    each: impl Fn(&mut Worker, &mut S, u64) + Sync,
+) -> (Vec<(Worker, S)>, u64) {
+    let bar = if how.progress {
+        progress(positions.len() as u64, "positions")
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_prefix(format!("depth {}", how.depth));
+    let next = AtomicUsize::new(0);
+    let nodes = std::sync::atomic::AtomicU64::new(0);
+    let done = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..how.threads.max(1) {
+            s.spawn(|| {
+                let (mut worker, mut state) = init();
+                let tt = Tt::new(how.hash_mb);
+                let stop = AtomicBool::new(false);
+                let limits = Limits {
+                    depth: Some(how.depth),
+                    ..Default::default()
+                };
+                loop {
+                    let i = next.fetch_add(1, Relaxed);
+                    let Some(p) = positions.get(i) else { break };
+                    worker.clear();
+                    tt.clear();
+                    stop.store(false, Relaxed);
+                    begin(&mut worker, i, p);
+                    let pos = crate::board::Position {
+                        board: p.board.clone(),
+                        history: Vec::new(),
+                    };
+                    let res = search(
+                        &pos,
+                        &limits,
+                        how.opts,
+                        std::slice::from_mut(&mut worker),
+                        &tt,
+                        &stop,
+                    );
+                    each(&mut worker, &mut state, res.nodes);
+                    let n = nodes.fetch_add(res.nodes, Relaxed) + res.nodes;
+                    bar.set_message(format!("{:.1} Mnodes", n as f64 / 1e6));
+                    bar.inc(1);
+                }
+                done.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((worker, state));
+            });
+        }
+    });
+    bar.finish_and_clear();
+    (
+        done.into_inner().unwrap_or_else(|e| e.into_inner()),
+        nodes.into_inner(),
+    )
+}
+
 /// A progress bar on stderr counting `what`.
 pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
