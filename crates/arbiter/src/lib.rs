@@ -11,6 +11,7 @@ pub mod engine;
 pub mod game;
 pub mod output;
 pub mod pgn;
+pub mod record;
 pub mod rules;
 pub mod sprt;
 pub mod tournament;

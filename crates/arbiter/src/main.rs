@@ -46,13 +46,24 @@ use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 ///           --engine name=sf1 cmd=/usr/games/stockfish option.Skill\ Level=1 \
 ///           --book data/chess/books/2moves_v1.epd --tc 10+0.1 --games 100 \
 ///           --concurrency 2 --pgn gauntlet.pgn --report gauntlet.json --log logs
+///
+/// A match that was stopped (a crash, the end of a session) goes on where it was with the
+/// same command and --resume; its PGN is read back and its games are not played again:
+///
+///   arbiter --engine name=new cmd=./new --engine name=old cmd=./old --tc 2+0.02 \
+///           --games 3000 --sprt elo0=0 elo1=10 --book 2moves_v1.epd --seed 7 \
+///           --pgn sprt.pgn --report sprt.json --resume
+///
+/// The score of games already played, from their PGN files alone (no engine is run):
+///
+///   arbiter --score run1.pgn run2.pgn --sprt elo0=0 elo1=10
 #[derive(Parser)]
 #[command(name = "arbiter", version, verbatim_doc_comment)]
-#[command(group(clap::ArgGroup::new("limit").required(true).args(["tc", "nodes", "depth"])))]
+#[command(group(clap::ArgGroup::new("limit").args(["tc", "nodes", "depth"])))]
 struct Cli {
     /// An engine: name=NAME cmd=PATH [arg=ARG ...] [option.NAME=VALUE ...] (the name defaults
     /// to the command's file name; options are sent with setoption). Give two or more.
-    #[arg(long, value_name = "KEY=VALUE", num_args = 1.., required = true)]
+    #[arg(long, value_name = "KEY=VALUE", num_args = 1.., required_unless_present = "score")]
     engine: Vec<String>,
     /// Openings: an EPD/FEN file, one position per line (each played twice, colours swapped);
     /// the start position when omitted. Blank and `#` lines are ignored; a line that is not a
@@ -127,6 +138,22 @@ struct Cli {
     /// No progress line on stderr (the final table is still printed there).
     #[arg(long)]
     quiet: bool,
+    /// Continue the match whose games are in --pgn: every whole game pair there is counted
+    /// (W/D/L, pentanomial, SPRT, faults) and not played again; a pair cut off at the end of
+    /// the file by a kill is removed and replayed. Give the first run's engines (same names,
+    /// same order), --event, time control, --book, --book-order and --seed: a game that does
+    /// not fit them refuses the match with its line. --games is the match's total, so the
+    /// same command can be run until it is done. Without the file, the match starts afresh.
+    #[arg(long, requires = "pgn")]
+    resume: bool,
+    /// Play nothing: score the games of PGN files this arbiter wrote (whole game pairs, in
+    /// file order, several files summed per engine pair) and print the same table and JSON
+    /// report as a match. With --sprt, also where the test would have stopped. A pair cut off
+    /// at the end of a file is left out with a note.
+    #[arg(long, value_name = "PGN", num_args = 1.., conflicts_with_all = [
+        "engine", "tc", "nodes", "depth", "book", "pgn", "log", "resume", "round_robin",
+        "adjudicate"])]
+    score: Option<Vec<PathBuf>>,
 }
 
 /// How the book is walked.
@@ -196,9 +223,64 @@ fn same_file(a: &Path, b: &Path) -> bool {
         )
 }
 
+/// Write the report where --report says (or to stdout); a report that cannot be written
+/// goes to stdout instead with exit status 1.
+fn deliver(report: &arbiter::tournament::Report, to: Option<&Path>) -> Result<(), Failure> {
+    note(&text(report));
+    let json = serde_json::to_string_pretty(report).context("the report")? + "\n";
+    let failed = |error: anyhow::Error| Failure { error, status: 1 };
+    match to {
+        Some(p) => {
+            if let Err(e) = evidence::atomic_write(p, json.as_bytes()) {
+                // Keep the result: the report goes to stdout instead.
+                print_stdout(&json).map_err(failed)?;
+                return Err(failed(anyhow::anyhow!(
+                    "--report {}: {}; the report was written to standard output instead",
+                    p.display(),
+                    e.into_io()
+                )));
+            }
+        }
+        None => print_stdout(&json).map_err(failed)?,
+    }
+    Ok(())
+}
+
 fn real_main() -> Result<(), Failure> {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let sprt = cli.sprt.as_ref().map(|params| {
+        arbiter::sprt::from_params(params)
+            .unwrap_or_else(|e| usage_error(ErrorKind::ValueValidation, format!("--sprt: {e}")))
+    });
+    if let Some(files) = &cli.score {
+        if let Some(r) = &cli.report {
+            if files.iter().any(|f| same_file(r, f)) {
+                usage_error(
+                    ErrorKind::ArgumentConflict,
+                    "--report names one of the --score files".into(),
+                );
+            }
+            arbiter::output::check_report(r)?;
+        }
+        for f in files {
+            if !f.is_file() {
+                return Err(anyhow::anyhow!("--score {}: not a readable file", f.display()).into());
+            }
+        }
+        let (report, notes) =
+            arbiter::tournament::score(files, sprt).map_err(|e| anyhow::anyhow!("--score {e}"))?;
+        for n in notes {
+            note(&format!("--score {n}\n"));
+        }
+        return deliver(&report, cli.report.as_deref());
+    }
+    if cli.tc.is_none() && cli.nodes.is_none() && cli.depth.is_none() {
+        usage_error(
+            ErrorKind::MissingRequiredArgument,
+            "one of --tc, --nodes or --depth is required for a match".into(),
+        );
+    }
     // clap keeps the values of each `--engine` occurrence together: one group per engine.
     // The words are parsed here rather than by clap so that the message quotes a word with a
     // line break on one line.
@@ -221,10 +303,6 @@ fn real_main() -> Result<(), Failure> {
             "give two or more --engine groups".into(),
         );
     }
-    let sprt = cli.sprt.as_ref().map(|params| {
-        arbiter::sprt::from_params(params)
-            .unwrap_or_else(|e| usage_error(ErrorKind::ValueValidation, format!("--sprt: {e}")))
-    });
     let limit = match (cli.tc, cli.nodes, cli.depth) {
         (Some(tc), _, _) => tc,
         (_, Some(n), _) => Limit::Nodes(n),
@@ -271,29 +349,13 @@ fn real_main() -> Result<(), Failure> {
         log_dir: cli.log.clone(),
         event: cli.event.clone(),
         quiet: cli.quiet,
+        resume: cli.resume,
     };
     let report = run(&cfg).map_err(|e| Failure {
         status: if e.started() { 1 } else { 2 },
         error: e.into(),
     })?;
-    note(&text(&report));
-    let json = serde_json::to_string_pretty(&report).context("the report")? + "\n";
-    let failed = |error: anyhow::Error| Failure { error, status: 1 };
-    match &cli.report {
-        Some(p) => {
-            if let Err(e) = evidence::atomic_write(p, json.as_bytes()) {
-                // Keep the result: the report goes to stdout instead.
-                print_stdout(&json).map_err(failed)?;
-                return Err(failed(anyhow::anyhow!(
-                    "--report {}: {}; the report was written to standard output instead",
-                    p.display(),
-                    e.into_io()
-                )));
-            }
-        }
-        None => print_stdout(&json).map_err(failed)?,
-    }
-    Ok(())
+    deliver(&report, cli.report.as_deref())
 }
 
 fn main() -> ExitCode {

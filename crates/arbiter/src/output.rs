@@ -197,6 +197,17 @@ impl PgnWriter {
         }
     }
 
+    /// Cut a regular file back to `len` bytes (a resumed match drops a game pair cut off by a
+    /// crash, so the file again ends with a whole pair).
+    pub fn cut_back(&self, len: u64) -> std::io::Result<()> {
+        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if self.regular {
+            guard.0.set_len(len)?;
+            guard.1 = Self::separator(&self.path)?;
+        }
+        Ok(())
+    }
+
     /// Flush the file to disk at the end of the match (a late write error shows here).
     pub fn finish(&self) -> std::io::Result<()> {
         if self.regular {

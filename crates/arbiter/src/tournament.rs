@@ -1,6 +1,7 @@
 //! Scheduling: game pairs (one opening, colours swapped) over engine pairs, played by N
 //! workers; results into W/D/L, pentanomial counts, Elo and the SPRT.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -17,6 +18,7 @@ use crate::game::{
     Termination, play,
 };
 use crate::output::{OutputError, PgnWriter};
+use crate::record;
 
 /// Everything a match needs.
 pub struct MatchConfig {
@@ -41,6 +43,9 @@ pub struct MatchConfig {
     pub log_dir: Option<PathBuf>,
     pub event: String,
     pub quiet: bool,
+    /// Continue the match in `pgn`: the whole game pairs already there are counted, not
+    /// replayed (see [`crate::record`]).
+    pub resume: bool,
 }
 
 /// The most games per engine pair.
@@ -82,6 +87,12 @@ pub enum MatchError {
     Tc(#[from] crate::game::TcError),
     #[error("--event must not hold control characters")]
     Event,
+    #[error("--resume needs --pgn (the file of the match to continue)")]
+    ResumeNeedsPgn,
+    /// The PGN to continue is unreadable or not this match's (names, event, time control,
+    /// openings): playing on would mix two matches in one score.
+    #[error("--resume {0}")]
+    Resume(crate::record::ReadError),
     #[error("--engine name={name}: {reason}")]
     Engine { name: String, reason: String },
     #[error(transparent)]
@@ -181,6 +192,9 @@ pub fn check_config(cfg: &MatchConfig) -> Result<(), MatchError> {
     if cfg.event.chars().any(char::is_control) {
         return Err(MatchError::Event);
     }
+    if cfg.resume && cfg.pgn.is_none() {
+        return Err(MatchError::ResumeNeedsPgn);
+    }
     Ok(())
 }
 
@@ -225,11 +239,27 @@ pub struct PairResult {
     /// Elo of `first` over `second` (logistic), 95 % interval from the pentanomial variance.
     pub elo: EloEstimate,
     pub sprt: Option<SprtStatus>,
+    /// Where the SPRT first reached a bound. A running match stops there (games already
+    /// under way still finish and count); `--score` reads on to the end of its files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sprt_stop: Option<SprtStop>,
     /// Per engine of the pair: [first, second].
     pub time_losses: [u32; 2],
     pub crashes: [u32; 2],
     pub illegal_moves: [u32; 2],
     pub hangs: [u32; 2],
+}
+
+/// The point where an SPRT reached a bound.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SprtStop {
+    /// Games of the pair counted at that point.
+    pub games: u32,
+    pub decision: SprtDecision,
+    pub llr: f64,
+    /// Elo estimate (logistic) at that point.
+    pub elo: f64,
 }
 
 /// The final report.
@@ -265,15 +295,159 @@ fn half_points(o: Outcome, first_is_white: bool) -> u8 {
     }
 }
 
-fn note_faults(r: &mut PairResult, g: &GameRecord) {
-    let who = |name: &str| if name == r.first { 0 } else { 1 };
+/// A game's fault and who committed it, as the PGN records it.
+fn fault_of(g: &GameRecord) -> (record::Fault, &str) {
     match &g.termination {
-        Termination::TimeForfeit { loser } => r.time_losses[who(loser)] += 1,
-        Termination::Crash { loser } => r.crashes[who(loser)] += 1,
-        Termination::IllegalMove { loser, .. } => r.illegal_moves[who(loser)] += 1,
-        Termination::Hang { loser } => r.hangs[who(loser)] += 1,
-        _ => {}
+        Termination::TimeForfeit { loser } => (record::Fault::Time, loser),
+        Termination::Crash { loser } => (record::Fault::Crash, loser),
+        Termination::IllegalMove { loser, .. } => (record::Fault::Illegal, loser),
+        Termination::Hang { loser } => (record::Fault::Hang, loser),
+        _ => (record::Fault::None, ""),
     }
+}
+
+impl PairResult {
+    fn new(first: &str, second: &str) -> Self {
+        PairResult {
+            first: first.to_owned(),
+            second: second.to_owned(),
+            games: 0,
+            wins: 0,
+            draws: 0,
+            losses: 0,
+            pentanomial: Pentanomial::default(),
+            elo: EloEstimate::from_wdl(0, 0, 0),
+            sprt: None,
+            sprt_stop: None,
+            time_losses: [0; 2],
+            crashes: [0; 2],
+            illegal_moves: [0; 2],
+            hangs: [0; 2],
+        }
+    }
+
+    /// Count one game pair: the first engine's half points in each game and each game's
+    /// fault with its culprit. Returns whether the SPRT (if any) has now decided.
+    fn add(
+        &mut self,
+        half: [u8; 2],
+        faults: [(record::Fault, &str); 2],
+        sprt: Option<Sprt>,
+    ) -> bool {
+        for h in half {
+            match h {
+                2 => self.wins += 1,
+                1 => self.draws += 1,
+                _ => self.losses += 1,
+            }
+        }
+        for (fault, loser) in faults {
+            let who = usize::from(loser != self.first);
+            match fault {
+                record::Fault::Time => self.time_losses[who] += 1,
+                record::Fault::Crash => self.crashes[who] += 1,
+                record::Fault::Illegal => self.illegal_moves[who] += 1,
+                record::Fault::Hang => self.hangs[who] += 1,
+                record::Fault::None => {}
+            }
+        }
+        self.games += 2;
+        self.pentanomial.add_pair(half[0], half[1]);
+        self.elo = EloEstimate::from_pentanomial(&self.pentanomial);
+        let Some(sprt) = sprt else { return false };
+        let st = sprt.status(&self.pentanomial);
+        self.sprt = Some(st);
+        let decided = st.decision != SprtDecision::Continue;
+        if decided && self.sprt_stop.is_none() {
+            self.sprt_stop = Some(SprtStop {
+                games: self.games,
+                decision: st.decision,
+                llr: st.llr,
+                elo: self.elo.elo,
+            });
+        }
+        decided
+    }
+
+    /// Count a pair read back from a PGN.
+    fn add_record(&mut self, pair: &record::Pair, sprt: Option<Sprt>) -> bool {
+        let faults = pair.games.each_ref().map(|g| {
+            let loser = match g.outcome {
+                Outcome::White => g.black.as_str(),
+                Outcome::Black => g.white.as_str(),
+                Outcome::Draw => "",
+            };
+            (g.fault, loser)
+        });
+        self.add(pair.half_points(), faults, sprt)
+    }
+}
+
+/// Score PGN files this arbiter wrote, without playing (`arbiter --score`): every whole game
+/// pair of every file, in order, per engine pair (the first engine of a pair is the one with
+/// White in its first game). With an SPRT, `sprt_stop` says where the test
+/// would have stopped had the games been played in this order. A cut-off game pair at the end
+/// of a file is left out and named in the returned notes.
+pub fn score(
+    paths: &[PathBuf],
+    sprt: Option<Sprt>,
+) -> Result<(Report, Vec<String>), record::ReadError> {
+    let mut results: Vec<PairResult> = Vec::new();
+    let (mut events, mut tcs, mut notes) = (Vec::<String>::new(), Vec::<String>::new(), Vec::new());
+    let mut played = 0u64;
+    let mut stopped = false;
+    for path in paths {
+        let file = record::read(path)?;
+        if let Some((line, why)) = &file.tail {
+            notes.push(format!(
+                "{} line {line}: {why}; not counted",
+                path.display()
+            ));
+        }
+        for pair in &file.pairs {
+            let g = &pair.games[0];
+            for (seen, v) in [(&mut events, &g.event), (&mut tcs, &g.time_control)] {
+                if !seen.contains(v) {
+                    seen.push(v.clone());
+                }
+            }
+            let i = match results
+                .iter()
+                .position(|r| r.first == pair.first() && r.second == pair.second())
+            {
+                Some(i) => i,
+                None => {
+                    if sprt.is_some() && !results.is_empty() {
+                        return Err(record::ReadError {
+                            path: path.clone(),
+                            line: Some(g.line),
+                            reason: format!(
+                                "--sprt needs one engine pair, and `{}` vs `{}` is a second",
+                                pair.first(),
+                                pair.second()
+                            ),
+                        });
+                    }
+                    results.push(PairResult::new(pair.first(), pair.second()));
+                    results.len() - 1
+                }
+            };
+            stopped |= results[i].add_record(pair, sprt);
+            played += 2;
+        }
+    }
+    let report = Report {
+        event: if events.is_empty() {
+            "no games".into()
+        } else {
+            events.join(" + ")
+        },
+        time_control: tcs.join(", "),
+        games: played,
+        pairs: results,
+        stopped_by_sprt: stopped,
+    };
+    Ok((report, notes))
 }
 
 /// Run the match; PGN games are appended as they finish.
@@ -318,30 +492,100 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
     // Job j plays game pair j / pairs of engine pair j % pairs: the jobs interleave engine
     // pairs so a gauntlet makes progress on every opponent at once.
     let jobs = game_pairs * pairs.len() as u64;
-    let tally = Mutex::new(Tally {
+    let mut t = Tally {
         results: pairs
             .iter()
-            .map(|&(a, b)| PairResult {
-                first: names[a].clone(),
-                second: names[b].clone(),
-                games: 0,
-                wins: 0,
-                draws: 0,
-                losses: 0,
-                pentanomial: Pentanomial::default(),
-                elo: EloEstimate::from_wdl(0, 0, 0),
-                sprt: None,
-                time_losses: [0; 2],
-                crashes: [0; 2],
-                illegal_moves: [0; 2],
-                hangs: [0; 2],
-            })
+            .map(|&(a, b)| PairResult::new(names[a], names[b]))
             .collect(),
         played: 0,
-    });
+    };
+    let tc = cfg.game.limit.pgn_tag();
+    // Jobs already played (a resumed match): counted now, skipped by the workers.
+    let mut done: HashSet<u64> = HashSet::new();
+    let mut decided = false;
+    if cfg.resume
+        && let (Some(w), Some(path)) = (&pgn, &cfg.pgn)
+    {
+        let file = record::read(path).map_err(MatchError::Resume)?;
+        for pair in &file.pairs {
+            let g = &pair.games[0];
+            let bad = |reason: String| {
+                MatchError::Resume(record::ReadError {
+                    path: path.clone(),
+                    line: Some(g.line),
+                    reason,
+                })
+            };
+            if g.event != cfg.event {
+                return Err(bad(format!(
+                    "Event \"{}\" is not this match's --event \"{}\"",
+                    g.event, cfg.event
+                )));
+            }
+            if g.time_control != tc {
+                return Err(bad(format!(
+                    "TimeControl \"{}\" is not this match's \"{tc}\"",
+                    g.time_control
+                )));
+            }
+            let p = pairs
+                .iter()
+                .position(|&(a, b)| *names[a] == pair.first() && *names[b] == pair.second())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "`{}` vs `{}` is not an engine pair of this match (give the engines \
+                         with the names and in the order of the first run)",
+                        pair.first(),
+                        pair.second()
+                    ))
+                })?;
+            let k = g.pair - 1;
+            if k >= game_pairs {
+                return Err(bad(format!(
+                    "game pair {} is beyond --games {} of this match",
+                    g.pair, cfg.games
+                )));
+            }
+            let scheduled = cfg.openings[order[(k % order.len() as u64) as usize]].to_string();
+            if g.fen.as_deref().unwrap_or(crate::rules::STARTPOS) != scheduled {
+                return Err(bad(format!(
+                    "game pair {} began from another opening than this match gives it (give \
+                     the first run's --book, --book-order and --seed)",
+                    g.pair
+                )));
+            }
+            if !done.insert(k * pairs.len() as u64 + p as u64) {
+                return Err(bad(format!("game pair {} is in the file twice", g.pair)));
+            }
+            decided |= t.results[p].add_record(pair, cfg.sprt);
+            t.played += 2;
+        }
+        if let Some((line, why)) = &file.tail {
+            w.cut_back(file.whole_len).map_err(|e| {
+                MatchError::Output(OutputError::Pgn {
+                    path: path.clone(),
+                    reason: format!("cannot cut off the unfinished game pair: {e}"),
+                })
+            })?;
+            let _ = writeln!(
+                std::io::stderr(),
+                "--resume {} line {line}: {why}; removed, that pair is played again",
+                path.display()
+            );
+        }
+        if !cfg.quiet {
+            let _ = writeln!(
+                std::io::stderr(),
+                "--resume: {} games already played are counted ({} game pairs left)",
+                t.played,
+                jobs - done.len() as u64
+            );
+        }
+    }
+    let tally = Mutex::new(t);
     let next = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
-    let stopped_by_sprt = AtomicBool::new(false);
+    let stop = AtomicBool::new(decided);
+    let stopped_by_sprt = AtomicBool::new(decided);
     let fault: Mutex<Option<Fault>> = Mutex::new(None);
     let fail = |f: Fault| {
         let mut slot = fault.lock().unwrap_or_else(|p| p.into_inner());
@@ -349,7 +593,6 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
         stop.store(true, Relaxed);
     };
     let total = jobs * 2;
-    let tc = cfg.game.limit.pgn_tag();
     let workers = (cfg.concurrency as u64).min(jobs).max(1) as usize;
     let worker = || {
         loop {
@@ -359,6 +602,9 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
             let j = next.fetch_add(1, Relaxed);
             if j >= jobs {
                 break;
+            }
+            if done.contains(&j) {
+                continue;
             }
             let (p, k) = ((j % pairs.len() as u64) as usize, j / pairs.len() as u64);
             let (a, b) = pairs[p];
@@ -399,30 +645,13 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
                 }
             }
             let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
-            let r = &mut t.results[p];
-            let (h1, h2) = (
+            let half = [
                 half_points(g1.outcome, true),
                 half_points(g2.outcome, false),
-            );
-            for h in [h1, h2] {
-                match h {
-                    2 => r.wins += 1,
-                    1 => r.draws += 1,
-                    _ => r.losses += 1,
-                }
-            }
-            note_faults(r, &g1);
-            note_faults(r, &g2);
-            r.games += 2;
-            r.pentanomial.add_pair(h1, h2);
-            r.elo = EloEstimate::from_pentanomial(&r.pentanomial);
-            if let Some(sprt) = cfg.sprt {
-                let st = sprt.status(&r.pentanomial);
-                r.sprt = Some(st);
-                if st.decision != SprtDecision::Continue {
-                    stopped_by_sprt.store(true, Relaxed);
-                    stop.store(true, Relaxed);
-                }
+            ];
+            if t.results[p].add(half, [fault_of(&g1), fault_of(&g2)], cfg.sprt) {
+                stopped_by_sprt.store(true, Relaxed);
+                stop.store(true, Relaxed);
             }
             t.played += 2;
             if !cfg.quiet {
@@ -532,6 +761,14 @@ pub fn text(r: &Report) -> String {
             p.hangs[0],
             p.hangs[1],
         ));
+    }
+    for p in &r.pairs {
+        if let Some(st) = p.sprt_stop {
+            s.push_str(&format!(
+                "\nSPRT {} vs {}: {:?} after {} games (LLR {:.2}, Elo {:+.1} there).",
+                p.first, p.second, st.decision, st.games, st.llr, st.elo
+            ));
+        }
     }
     s.push_str("\nElo is logistic, for the first engine of each pair; faults are first/second. SPRT: pentanomial GSPRT, logistic Elo.\n");
     s

@@ -427,3 +427,192 @@ fn a_report_that_cannot_be_written_after_the_match_goes_to_stdout() {
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(json["games"], 2);
 }
+
+/// The games of a PGN as (round, movetext), sorted: what was played, wherever it was played.
+fn rounds(pgn: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(pgn).unwrap();
+    let mut games: Vec<String> = text
+        .split("[Event ")
+        .skip(1)
+        .map(|g| {
+            let round = g.lines().find(|l| l.starts_with("[Round ")).unwrap_or("");
+            let moves: Vec<&str> = g.lines().filter(|l| !l.starts_with('[')).collect();
+            format!("{round} {}", moves.join(" ").trim())
+        })
+        .collect();
+    games.sort();
+    games
+}
+
+#[test]
+fn a_resumed_match_counts_what_was_played_and_plays_only_the_rest() {
+    let tmp = tmp("resume");
+    let d = tmp.path();
+    let mut engines = engine("a", fake(), Some("random"));
+    engines.extend(engine("b", fake(), Some("random")));
+    let args = |games: &str, pgn: &Path, extra: &[&str]| {
+        let mut v = engines.clone();
+        v.extend(s(&[
+            "--nodes",
+            "100",
+            "--games",
+            games,
+            "--book",
+            &book(),
+            "--seed",
+            "5",
+            "--quiet",
+        ]));
+        v.extend(s(extra));
+        v.push("--pgn".into());
+        v.push(pgn.display().to_string());
+        v
+    };
+    // The whole match in one run.
+    let full = d.join("full.pgn");
+    let (whole, _) = run(&args("8", &full, &[]));
+    // The same match stopped after two pairs, the third cut off in the middle of a write.
+    let part = d.join("part.pgn");
+    run(&args("4", &part, &[]));
+    let full_text = std::fs::read_to_string(&full).unwrap();
+    let third = full_text.match_indices("[Event ").nth(4).unwrap().0;
+    let mut cut = std::fs::read_to_string(&part).unwrap();
+    cut.push_str(&full_text[third..third + 300]);
+    std::fs::write(&part, &cut).unwrap();
+    let logs = d.join("logs");
+    let mut resumed = args("8", &part, &["--resume", "--log"]);
+    resumed.insert(resumed.len() - 2, logs.display().to_string());
+    let out = Command::new(arbiter()).args(&resumed).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("removed, that pair is played again"), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["games", "wins", "draws", "losses", "pentanomial"] {
+        assert_eq!(
+            report["pairs"][0][key], whole["pairs"][0][key],
+            "{key}: {err}"
+        );
+    }
+    assert_eq!(rounds(&part), rounds(&full), "the resumed PGN differs");
+    // Only games 5 to 8 were played: one log per engine per game.
+    let mut played: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    played.sort();
+    assert_eq!(
+        played,
+        [
+            "a-game5.log",
+            "a-game6.log",
+            "a-game7.log",
+            "a-game8.log",
+            "b-game5.log",
+            "b-game6.log",
+            "b-game7.log",
+            "b-game8.log"
+        ]
+    );
+    // Resuming a finished match plays nothing and reports the same.
+    let (again, _) = run(&args("8", &part, &["--resume"]));
+    assert_eq!(
+        again["pairs"][0]["pentanomial"],
+        whole["pairs"][0]["pentanomial"]
+    );
+    // The score of the files alone agrees.
+    let (scored, _) = run(&s(&["--score", full.to_str().unwrap(), "--quiet"]));
+    assert_eq!(
+        scored["pairs"][0]["pentanomial"],
+        whole["pairs"][0]["pentanomial"]
+    );
+    assert_eq!(scored["games"], 8);
+
+    // A PGN that is not this match's is refused before any game, with its line.
+    for (extra, games, says) in [
+        (vec!["--seed", "6"], "8", "began from another opening"),
+        (vec!["--event", "other"], "8", "is not this match's --event"),
+        (vec![], "2", "beyond --games 2"),
+    ] {
+        let mut a = args(games, &part, &["--resume"]);
+        let i = a.iter().position(|w| w == "--seed").unwrap();
+        if extra.first() == Some(&"--seed") {
+            a[i + 1] = extra[1].into();
+        } else {
+            a.extend(s(&extra));
+        }
+        let (status, _, err, _) = run_raw("true", &a);
+        assert_eq!(status.code(), Some(2), "{err}");
+        assert!(
+            err.starts_with("error: --resume ")
+                && err.contains("part.pgn line ")
+                && err.contains(says),
+            "{err}"
+        );
+    }
+    let mut swapped = engine("b", fake(), Some("random"));
+    swapped.extend(engine("a", fake(), Some("random")));
+    swapped.extend(s(&[
+        "--nodes",
+        "100",
+        "--games",
+        "8",
+        "--book",
+        &book(),
+        "--seed",
+        "5",
+        "--resume",
+        "--pgn",
+    ]));
+    swapped.push(part.display().to_string());
+    let (status, _, err, _) = run_raw("true", &swapped);
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`a` vs `b` is not an engine pair of this match"),
+        "{err}"
+    );
+    assert_eq!(
+        rounds(&part),
+        rounds(&full),
+        "a refused resume changed the PGN"
+    );
+}
+
+#[test]
+fn score_finds_where_an_sprt_stopped() {
+    let tmp = tmp("score");
+    let pgn = tmp.path().join("sprt.pgn");
+    let mut args = engine("good", fake(), Some("random"));
+    args.extend(engine("bad", fake(), Some("illegal")));
+    args.extend(s(&[
+        "--nodes", "100", "--games", "400", "--sprt", "elo0=0", "elo1=10", "--quiet", "--pgn",
+    ]));
+    args.push(pgn.display().to_string());
+    let (played, _) = run(&args);
+    let stop = &played["pairs"][0]["sprtStop"];
+    assert_eq!(stop["decision"], "h1", "{played}");
+    // Scoring the same games twice over: the decision point is where the match stopped.
+    let p = pgn.to_str().unwrap();
+    let (scored, text) = run(&s(&["--score", p, p, "--sprt", "elo0=0", "elo1=10"]));
+    assert_eq!(
+        scored["pairs"][0]["sprtStop"]["games"], stop["games"],
+        "{text}"
+    );
+    assert_eq!(
+        scored["games"].as_u64().unwrap(),
+        2 * played["games"].as_u64().unwrap()
+    );
+    assert!(
+        text.contains(&format!("H1 after {} games", stop["games"])),
+        "{text}"
+    );
+    // Bad input: one line, status 2.
+    for (bad, says) in [
+        (s(&["--score", "/nonexistent.pgn"]), "not a readable file"),
+        (s(&["--score", p, "--tc", "1+0"]), "cannot be used with"),
+    ] {
+        let out = Command::new(arbiter()).args(&bad).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+}
