@@ -16,17 +16,21 @@
 
 pub mod lazy;
 pub mod material;
+pub mod params;
 pub mod pawns;
 pub mod pst;
 pub mod terms;
+pub mod trace;
 
 pub use lazy::LazyMargins;
 pub use material::Material;
 
 use crate::board::{Board, Color, Piece};
+use params::p;
 use pawns::PawnTable;
 use pst::{PHASE_MAX, PHASE_WEIGHT, PST};
 use std::ops::{Add, AddAssign, Mul, Neg, Sub, SubAssign};
+use trace::{NoTrace, Side, Tracer};
 
 /// A (middlegame, endgame) score pair, interpolated by game phase at the end.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -122,12 +126,6 @@ impl Accum {
     }
 }
 
-pub const BISHOP_PAIR: S = S::new(28, 52);
-pub const BAD_TRADE: S = S::new(40, 25);
-/// Endgame bonus per square of king distance to a passer's stop square (enemy minus own).
-pub const PASSER_KING_DIST: i32 = 4;
-pub const PASSER_BLOCKED: S = S::new(-3, -9);
-
 /// Tier 0: material + piece-square tables + phase.
 pub fn super_lazy_terms(board: &Board) -> Accum {
     let mut acc = Accum::default();
@@ -155,6 +153,31 @@ pub fn super_lazy_terms(board: &Board) -> Accum {
     acc
 }
 
+/// Material + piece-square tables from scratch, each piece reported to `t` (the search keeps
+/// the same sum incrementally in [`Material`]).
+pub(crate) fn traced_material<T: Tracer>(board: &Board, t: &mut T) -> S {
+    let mut total = S::default();
+    for color in [Color::White, Color::Black] {
+        let mut s = Side::new(color, t);
+        for piece in Piece::ALL {
+            for sq in board.colored_pieces(color, piece) {
+                let idx = if color == Color::White {
+                    sq as usize
+                } else {
+                    sq as usize ^ 56
+                };
+                s.add(p!(PST[piece as usize][idx]), 1);
+            }
+        }
+        if color == Color::White {
+            total += s.s;
+        } else {
+            total -= s.s;
+        }
+    }
+    total
+}
+
 fn sq_distance(a: usize, b: usize) -> i32 {
     let df = (a % 8) as i32 - (b % 8) as i32;
     let dr = (a / 8) as i32 - (b / 8) as i32;
@@ -164,8 +187,8 @@ fn sq_distance(a: usize, b: usize) -> i32 {
 /// Passers against kings and the bishop pair of `color` (from `color`'s view); `passed`
 /// are its passed pawns.
 #[inline]
-fn lazy_side_extra(board: &Board, color: Color, mut passed: u64) -> S {
-    let mut extra = S::default();
+fn lazy_side_extra<T: Tracer>(board: &Board, color: Color, mut passed: u64, t: &mut T) -> S {
+    let mut extra = Side::new(color, t);
     let our_king = board.king(color) as usize;
     let their_king = board.king(!color) as usize;
     while passed != 0 {
@@ -183,16 +206,16 @@ fn lazy_side_extra(board: &Board, color: Color, mut passed: u64) -> S {
         }) as i32;
         let weight = (rel_rank - 1).max(0);
         let dist = sq_distance(their_king, stop) * 2 - sq_distance(our_king, stop);
-        extra.eg += dist * PASSER_KING_DIST * weight / 2;
+        extra.add(p!(PASSER_KING_DIST), dist * weight);
         if board.occupied().0 & (1u64 << stop) != 0 {
-            extra += PASSER_BLOCKED * weight;
+            extra.add(p!(PASSER_BLOCKED), weight);
         }
     }
     let c = board.colors(color);
     if (board.pieces(Piece::Bishop) & c).len() >= 2 {
-        extra += BISHOP_PAIR;
+        extra.add(p!(BISHOP_PAIR), 1);
     }
-    extra
+    extra.s
 }
 
 /// Bad trade: with majors level, the side with more minor pieces is better than the pawns
@@ -211,19 +234,47 @@ fn bad_trade_sign(board: &Board) -> i32 {
 }
 
 /// Tier 1 additions: pawn structure (from `entry`), passers vs kings, bishop pair, bad trade.
+#[inline]
 pub fn lazy_terms(board: &Board, acc: &mut Accum, entry: &pawns::PawnEntry) {
+    traced_lazy_terms(board, acc, entry, &mut NoTrace);
+}
+
+/// [`lazy_terms`], each term reported to `t` (the pawn structure in `entry` is not: trace it
+/// with [`pawns::evaluate_pawns_traced`]).
+#[inline(always)]
+pub(crate) fn traced_lazy_terms<T: Tracer>(
+    board: &Board,
+    acc: &mut Accum,
+    entry: &pawns::PawnEntry,
+    t: &mut T,
+) {
     let mut s = entry.score;
-    s += lazy_side_extra(board, Color::White, entry.passed[Color::White as usize]);
-    s -= lazy_side_extra(board, Color::Black, entry.passed[Color::Black as usize]);
-    s += BAD_TRADE * bad_trade_sign(board);
+    s += lazy_side_extra(board, Color::White, entry.passed[Color::White as usize], t);
+    s -= lazy_side_extra(board, Color::Black, entry.passed[Color::Black as usize], t);
+    let bad = bad_trade_sign(board);
+    if bad != 0 {
+        let mut b = Side::new(Color::White, t);
+        b.add(p!(BAD_TRADE), bad);
+        s += b.s;
+    }
     acc.pawns = s;
 }
 
-/// Tier 2 additions: king safety and the attack-based residual terms.
-pub fn full_terms(board: &Board, acc: &mut Accum) {
-    let t = terms::full_terms(board);
-    acc.king = t.king;
-    acc.residual = t.residual;
+/// Tier 2 additions (king safety, the attack-based residual terms and the tempo), each term
+/// reported to `t`.
+#[inline(always)]
+pub(crate) fn traced_full_terms<T: Tracer>(board: &Board, acc: &mut Accum, t: &mut T) {
+    let f = terms::full_sides_traced(board, t);
+    let (w, b) = (Color::White as usize, Color::Black as usize);
+    acc.king = (f.danger[w] + f.shelter[w]) - (f.danger[b] + f.shelter[b]);
+    acc.residual = f.residual[w] - f.residual[b];
+    let mut tempo = Side::new(board.side_to_move(), t);
+    tempo.add(p!(TEMPO), 1);
+    acc.residual += if board.side_to_move() == Color::White {
+        tempo.s
+    } else {
+        -tempo.s
+    };
 }
 
 /// Taper to centipawns from White's view, with a drawishness scale for pawnless endings.
@@ -289,12 +340,7 @@ fn tier_score_with(board: &Board, mat: &Material, tier: Tier, entry: &pawns::Paw
 /// The full tier's additions, tempo included.
 #[inline]
 fn add_full_terms(board: &Board, acc: &mut Accum) {
-    full_terms(board, acc);
-    acc.residual += if board.side_to_move() == Color::White {
-        terms::TEMPO
-    } else {
-        -terms::TEMPO
-    };
+    traced_full_terms(board, acc, &mut NoTrace);
 }
 
 /// Tapered score of `acc` from the side to move's view.
@@ -436,16 +482,16 @@ pub fn side_terms(board: &Board, phase: i32) -> SideTerms {
     for color in [Color::White, Color::Black] {
         let c = color as usize;
         let o = (!color) as usize;
-        let king = S::new(f.shelter[c], 0) - f.danger[o];
+        let king = f.shelter[c] - f.danger[o];
         let mut rest = f.residual[c];
         if color == stm {
             rest += terms::TEMPO;
         }
         let (structure, passed) = pawns::side_structure(board, color);
-        let mut pawn_side = structure + lazy_side_extra(board, color, passed);
+        let mut pawn_side = structure + lazy_side_extra(board, color, passed, &mut NoTrace);
         let sign = if color == Color::White { 1 } else { -1 };
         if bad == sign {
-            pawn_side += BAD_TRADE;
+            pawn_side += params::BAD_TRADE;
         }
         out.king[c] = taper_term(king, phase);
         out.lazy[c] = taper_term(rest, phase);

@@ -5,6 +5,8 @@
 //! King-dependent passer terms are computed outside the cache (see `mod.rs`, lazy tier).
 
 use super::S;
+use super::params::p;
+use super::trace::{NoTrace, Side, Tracer};
 use crate::board::{Board, Color, Piece};
 
 pub const FILE_A: u64 = 0x0101_0101_0101_0101;
@@ -42,30 +44,6 @@ fn adjacent_files(sq: usize) -> u64 {
     ((file & !FILE_A) >> 1) | ((file & !FILE_H) << 1)
 }
 
-pub const DOUBLED: S = S::new(-10, -22);
-pub const ISOLATED: S = S::new(-9, -13);
-pub const BACKWARD: S = S::new(-6, -8);
-pub const CONNECTED_BY_RANK: [S; 8] = [
-    S::new(0, 0),
-    S::new(4, 0),
-    S::new(6, 3),
-    S::new(9, 6),
-    S::new(16, 14),
-    S::new(28, 28),
-    S::new(45, 50),
-    S::new(0, 0),
-];
-pub const PASSED_BY_RANK: [S; 8] = [
-    S::new(0, 0),
-    S::new(2, 8),
-    S::new(4, 12),
-    S::new(8, 22),
-    S::new(20, 40),
-    S::new(40, 72),
-    S::new(65, 115),
-    S::new(0, 0),
-];
-
 /// Cached pawn evaluation.
 #[derive(Clone, Copy, Default)]
 pub struct PawnEntry {
@@ -93,11 +71,17 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// Pawn structure of one side, from that side's view, and its passed pawns.
+#[inline]
 pub fn side_structure(board: &Board, color: Color) -> (S, u64) {
+    side_structure_traced(board, color, &mut NoTrace)
+}
+
+/// [`side_structure`], each term reported to `t`.
+pub fn side_structure_traced<T: Tracer>(board: &Board, color: Color, t: &mut T) -> (S, u64) {
     let us = board.colored_pieces(color, Piece::Pawn).0;
     let them = board.colored_pieces(!color, Piece::Pawn).0;
     let our_attacks = pawn_attacks(us, color);
-    let mut s = S::default();
+    let mut s = Side::new(color, t);
     let mut passed = 0u64;
     let mut bb = us;
     while bb != 0 {
@@ -110,17 +94,17 @@ pub fn side_structure(board: &Board, color: Color) -> (S, u64) {
         };
         let front = front_span(sq, color);
         if front & us != 0 {
-            s += DOUBLED;
+            s.add(p!(DOUBLED), 1);
         }
         let adj = adjacent_files(sq);
         if adj & us == 0 {
-            s += ISOLATED;
+            s.add(p!(ISOLATED), 1);
         } else {
             let bit = 1u64 << sq;
             let phalanx = ((bit & !FILE_A) >> 1 | (bit & !FILE_H) << 1) & us != 0;
             let supported = our_attacks & bit != 0;
             if phalanx || supported {
-                s += CONNECTED_BY_RANK[rel_rank];
+                s.add(p!(CONNECTED_BY_RANK[rel_rank]), 1);
             } else {
                 // Backward: no friendly pawn beside or behind on adjacent files, and the
                 // stop square is hit by an enemy pawn.
@@ -131,22 +115,27 @@ pub fn side_structure(board: &Board, color: Color) -> (S, u64) {
                     bit >> 8
                 };
                 if behind_or_level & us == 0 && pawn_attacks(them, !color) & stop != 0 {
-                    s += BACKWARD;
+                    s.add(p!(BACKWARD), 1);
                 }
             }
         }
         if passed_mask(sq, color) & them == 0 && front & us == 0 {
             passed |= 1u64 << sq;
-            s += PASSED_BY_RANK[rel_rank];
+            s.add(p!(PASSED_BY_RANK[rel_rank]), 1);
         }
     }
-    (s, passed)
+    (s.s, passed)
 }
 
 /// Compute the pawn-structure entry from scratch.
 pub fn evaluate_pawns(board: &Board) -> PawnEntry {
-    let (white, white_passed) = side_structure(board, Color::White);
-    let (black, black_passed) = side_structure(board, Color::Black);
+    evaluate_pawns_traced(board, &mut NoTrace)
+}
+
+/// [`evaluate_pawns`], each term reported to `t`.
+pub fn evaluate_pawns_traced<T: Tracer>(board: &Board, t: &mut T) -> PawnEntry {
+    let (white, white_passed) = side_structure_traced(board, Color::White, t);
+    let (black, black_passed) = side_structure_traced(board, Color::Black, t);
     PawnEntry {
         key: pawn_key(board),
         score: white - black,
