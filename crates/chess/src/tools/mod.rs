@@ -13,6 +13,7 @@ pub mod bench;
 pub mod calibrate;
 #[cfg(feature = "calibration")]
 pub mod collect;
+pub mod datagen;
 pub mod perft;
 pub mod pool;
 pub mod suite;
@@ -47,6 +48,10 @@ pub enum Tool {
     /// RFP table with its margins (`collect rfp`), as generated data files the engine embeds.
     #[cfg(feature = "calibration")]
     Collect(collect::CollectArgs),
+    /// Labelled positions for the evaluation tuner: fixed-node self-play from a book plus
+    /// random plies, every quiet position with its search score and the game's result
+    /// (`FEN | score | result`, resumable).
+    Datagen(datagen::DatagenArgs),
 }
 
 impl Tool {
@@ -63,6 +68,7 @@ impl Tool {
             Tool::Validate(a) => a.run(),
             #[cfg(feature = "calibration")]
             Tool::Collect(a) => a.run(),
+            Tool::Datagen(a) => a.run(),
         }
     }
 }
@@ -84,6 +90,8 @@ pub enum ToolError {
     PerftSuite(#[from] perft::PerftSuiteError),
     #[error(transparent)]
     Pool(#[from] pool::PoolError),
+    #[error(transparent)]
+    Datagen(#[from] datagen::DatagenError),
     #[error(transparent)]
     Validate(#[from] validate::ValidateError),
     #[error(transparent)]

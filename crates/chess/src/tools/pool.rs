@@ -232,22 +232,30 @@ pub fn is_quiet(board: &Board, best: crate::board::Move) -> bool {
             .any(|m| crate::board::is_capture(board, m) && see_ge(board, m, 1))
 }
 
-/// Play game `game` from `opening` with `nodes` per move; sample up to `per_bucket` quiet
-/// positions per material bucket (reservoir sampling seeded by `seed` and the game id).
-pub fn play_game(
-    game: u32,
-    opening: &Board,
+/// How a self-play game ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GameEnd {
+    /// Plies played from the start position.
+    pub plies: u32,
+    /// Why it ended: `mate`, `stalemate`, `draw-50`, `draw-material`, `draw-repetition`,
+    /// `adjudicated` (both sides' scores beyond [`ADJUDICATE_SCORE`] for
+    /// [`ADJUDICATE_PLIES`] plies) or `draw-cap` ([`MAX_GAME_PLIES`]).
+    pub reason: &'static str,
+    /// White's score: 1, ½ or 0 (a capped game counts as a draw).
+    pub white_score: f32,
+}
+
+/// Play one game from `start` with `nodes` per move (one thread, `worker` and `tt` cleared
+/// first, so the game is a function of its inputs), calling `on_move(board, best, score,
+/// ply)` before each move is played (`score` from the side to move's view).
+pub fn self_play(
+    start: &Position,
     nodes: u64,
-    per_bucket: usize,
-    seed: u64,
     worker: &mut Worker,
     tt: &Tt,
-) -> GameRecord {
-    let mut rng = SplitMix(seed ^ (u64::from(game) + 1).wrapping_mul(0xA24B_AED4_963E_E407));
-    let mut pos = Position {
-        board: opening.clone(),
-        history: Vec::new(),
-    };
+    mut on_move: impl FnMut(&Board, crate::board::Move, i32, u32),
+) -> GameEnd {
+    let mut pos = start.clone();
     worker.clear();
     tt.clear();
     let stop = AtomicBool::new(false);
@@ -256,32 +264,33 @@ pub fn play_game(
         nodes: Some(nodes),
         ..Default::default()
     };
-    let mut seen = [0usize; BUCKETS];
-    let mut kept: [Vec<Candidate>; BUCKETS] = Default::default();
     let mut decided = 0u32;
-    let mut result = "draw-cap";
+    let mut reason = "draw-cap";
+    let mut white_score = 0.5;
     let mut plies = 0;
     while plies < MAX_GAME_PLIES {
         let b = &pos.board;
+        let white = b.side_to_move() == crate::board::Color::White;
         if !has_legal_move(b) {
-            result = if b.checkers().is_empty() {
-                "stalemate"
+            if b.checkers().is_empty() {
+                reason = "stalemate";
             } else {
-                "mate"
-            };
+                reason = "mate";
+                white_score = if white { 0.0 } else { 1.0 };
+            }
             break;
         }
         if b.halfmove_clock() >= 100 {
-            result = "draw-50";
+            reason = "draw-50";
             break;
         }
         if insufficient_material(b) {
-            result = "draw-material";
+            reason = "draw-material";
             break;
         }
         let key = b.hash();
         if pos.history.iter().filter(|&&k| k == key).count() >= 2 {
-            result = "draw-repetition";
+            reason = "draw-repetition";
             break;
         }
         stop.store(false, Relaxed);
@@ -294,12 +303,53 @@ pub fn play_game(
             &stop,
         );
         let Some(best) = r.best_move else { break };
-        if r.score.abs() < MATE_BOUND && is_quiet(b, best) {
+        on_move(b, best, r.score, plies);
+        decided = if r.score.abs() >= ADJUDICATE_SCORE {
+            decided + 1
+        } else {
+            0
+        };
+        let winning_white = (r.score > 0) == white;
+        pos.play(best);
+        plies += 1;
+        if decided >= ADJUDICATE_PLIES {
+            reason = "adjudicated";
+            white_score = if winning_white { 1.0 } else { 0.0 };
+            break;
+        }
+    }
+    GameEnd {
+        plies,
+        reason,
+        white_score,
+    }
+}
+
+/// Play game `game` from `opening` with `nodes` per move; sample up to `per_bucket` quiet
+/// positions per material bucket (reservoir sampling seeded by `seed` and the game id).
+pub fn play_game(
+    game: u32,
+    opening: &Board,
+    nodes: u64,
+    per_bucket: usize,
+    seed: u64,
+    worker: &mut Worker,
+    tt: &Tt,
+) -> GameRecord {
+    let mut rng = SplitMix(seed ^ (u64::from(game) + 1).wrapping_mul(0xA24B_AED4_963E_E407));
+    let start = Position {
+        board: opening.clone(),
+        history: Vec::new(),
+    };
+    let mut seen = [0usize; BUCKETS];
+    let mut kept: [Vec<Candidate>; BUCKETS] = Default::default();
+    let end = self_play(&start, nodes, worker, tt, |b, best, score, ply| {
+        if score.abs() < MATE_BOUND && is_quiet(b, best) {
             let bucket = material_bucket(b);
             seen[bucket] += 1;
             let cand = Candidate {
                 game,
-                ply: plies,
+                ply,
                 bucket: bucket as u8,
                 fen: to_fen(b),
             };
@@ -312,24 +362,13 @@ pub fn play_game(
                 }
             }
         }
-        decided = if r.score.abs() >= ADJUDICATE_SCORE {
-            decided + 1
-        } else {
-            0
-        };
-        pos.play(best);
-        plies += 1;
-        if decided >= ADJUDICATE_PLIES {
-            result = "adjudicated";
-            break;
-        }
-    }
+    });
     let mut candidates: Vec<Candidate> = kept.into_iter().flatten().collect();
     candidates.sort_by_key(|c| c.ply);
     GameRecord {
         game,
-        plies,
-        result,
+        plies: end.plies,
+        result: end.reason,
         candidates,
     }
 }
