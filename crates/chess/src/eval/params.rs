@@ -33,6 +33,101 @@ macro_rules! p {
 }
 pub(crate) use p;
 
+/// The parameter file this build was made from.
+pub const EMBEDDED: &str = include_str!("../../../../data/chess/eval-params.txt");
+
+/// A parameter file that does not fit this engine.
+#[derive(Debug, thiserror::Error)]
+#[error("{origin}:{line}: {message}")]
+pub struct ParamsError {
+    pub origin: String,
+    pub line: usize,
+    pub message: String,
+}
+
+/// Read a parameter file (the format of `data/chess/eval-params.txt`): every entry of this
+/// engine, by name and in order, as `NAME mg eg`. `origin` names the file in errors.
+pub fn parse(text: &str, origin: &str) -> Result<Vec<S>, ParamsError> {
+    let err = |line: usize, message: String| ParamsError {
+        origin: origin.to_owned(),
+        line,
+        message,
+    };
+    let mut out = Vec::with_capacity(COUNT);
+    let mut last = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        last = i + 1;
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let Some(&want) = NAMES.get(out.len()) else {
+            return Err(err(
+                i + 1,
+                format!("more entries than this engine's {COUNT}"),
+            ));
+        };
+        if w.len() != 3 || w[0] != want {
+            return Err(err(i + 1, format!("expected `{want} mg eg`")));
+        }
+        let num = |s: &str| {
+            s.parse::<i32>()
+                .ok()
+                .filter(|v| v.abs() <= 30_000)
+                .ok_or_else(|| err(i + 1, format!("`{s}` is not an integer within ±30000")))
+        };
+        out.push(S::new(num(w[1])?, num(w[2])?));
+    }
+    if out.len() != COUNT {
+        return Err(err(
+            last,
+            format!(
+                "{} entries, this engine has {COUNT} (next: {})",
+                out.len(),
+                NAMES[out.len()]
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// A parameter file with `values`: the embedded file's layout and comments, its `# source:`
+/// paragraph (that line and the `#   ` lines after it) replaced by `source` (one or more
+/// lines, written as comments).
+pub fn write(values: &[S], source: &str) -> String {
+    assert_eq!(values.len(), COUNT, "one value per entry");
+    let mut out = String::with_capacity(EMBEDDED.len() + source.len());
+    let mut k = 0;
+    let mut in_source = false;
+    for raw in EMBEDDED.lines() {
+        let l = raw.trim();
+        if l.starts_with("# source:") {
+            in_source = true;
+            for (i, s) in source.lines().enumerate() {
+                out.push_str(if i == 0 { "# source: " } else { "#   " });
+                out.push_str(s);
+                out.push('\n');
+            }
+            continue;
+        }
+        // The old paragraph's continuation lines.
+        if in_source && raw.starts_with("#   ") {
+            continue;
+        }
+        in_source = false;
+        if l.is_empty() || l.starts_with('#') {
+            out.push_str(raw);
+        } else {
+            let v = values[k];
+            out.push_str(&format!("{} {} {}", NAMES[k], v.mg, v.eg));
+            k += 1;
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +145,43 @@ mod tests {
         n.sort_unstable();
         n.dedup();
         assert_eq!(n.len(), COUNT);
+    }
+
+    #[test]
+    fn files_round_trip_and_bad_files_name_the_line() {
+        // The embedded file reads back to the constants build.rs made from it.
+        assert_eq!(parse(EMBEDDED, "embedded").unwrap(), VALUES.to_vec());
+        let mut v = VALUES.to_vec();
+        v[id::TEMPO] = S::new(-3, 17);
+        v[id::PST + 100] = S::new(400, 401);
+        let text = write(&v, "a test\nsecond line");
+        assert_eq!(parse(&text, "t").unwrap(), v);
+        assert!(
+            text.contains("# source: a test\n#   second line\n"),
+            "{text}"
+        );
+        assert_eq!(text.matches("# source:").count(), 1);
+        for (bad, says) in [
+            (
+                EMBEDDED.replacen("TEMPO 14 6", "TEMPO 14", 1),
+                "expected `TEMPO mg eg`",
+            ),
+            (
+                EMBEDDED.replacen("TEMPO 14 6", "TEMPO 14 x", 1),
+                "`x` is not an integer",
+            ),
+            (
+                EMBEDDED.replacen("DOUBLED", "DOUBLE", 1),
+                "expected `DOUBLED mg eg`",
+            ),
+            (
+                EMBEDDED.replacen("TEMPO 14 6", "", 1),
+                "entries, this engine has",
+            ),
+            (format!("{EMBEDDED}EXTRA 1 1\n"), "more entries"),
+        ] {
+            let e = parse(&bad, "f.txt").unwrap_err().to_string();
+            assert!(e.starts_with("f.txt:") && e.contains(says), "{e}");
+        }
     }
 }

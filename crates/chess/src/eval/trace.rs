@@ -59,6 +59,14 @@ impl Tracer for Trace {
 }
 
 impl Trace {
+    /// Add another form's coefficients and fixed part to this one.
+    pub fn merge(&mut self, o: &Trace) {
+        for (a, b) in self.coef.iter_mut().zip(&o.coef) {
+            *a += b;
+        }
+        self.fixed += o.fixed;
+    }
+
     /// The untapered total `Σ coef·value + fixed` with the weights `values`.
     pub fn total(&self, values: &[S]) -> S {
         let mut s = self.fixed;
@@ -115,16 +123,29 @@ impl<'t, T: Tracer> Side<'t, T> {
 
 /// The full evaluation's linear form of `board`, from scratch (no pawn cache).
 pub fn trace(board: &Board) -> Trace {
-    let mut t = Trace::default();
+    let [mut t, lazy, full] = trace_tiers(board);
+    t.merge(&lazy);
+    t.merge(&full);
+    t
+}
+
+/// What each tier adds, as linear forms: `[super-lazy, lazy, full]` (material and squares;
+/// pawn structure, passers, bishop pair, bad trade; mobility, king, threats, trapped
+/// pieces, rook files, tempo). The lazy tier's residual is the full part, the super-lazy
+/// tier's the lazy and full parts: what a tuner's variance penalty measures.
+pub fn trace_tiers(board: &Board) -> [Trace; 3] {
+    let mut t: [Trace; 3] = Default::default();
     let mut acc = Accum {
-        material: super::traced_material(board, &mut t),
+        material: super::traced_material(board, &mut t[0]),
         ..Default::default()
     };
-    acc.phase = super::Material::from_board(board).phase();
-    let entry = pawns::evaluate_pawns_traced(board, &mut t);
-    super::traced_lazy_terms(board, &mut acc, &entry, &mut t);
-    super::traced_full_terms(board, &mut acc, &mut t);
-    debug_assert_eq!(acc.total(), t.total(&VALUES));
+    let entry = pawns::evaluate_pawns_traced(board, &mut t[1]);
+    super::traced_lazy_terms(board, &mut acc, &entry, &mut t[1]);
+    super::traced_full_terms(board, &mut acc, &mut t[2]);
+    debug_assert_eq!(
+        acc.total(),
+        t[0].total(&VALUES) + t[1].total(&VALUES) + t[2].total(&VALUES)
+    );
     t
 }
 
@@ -193,6 +214,33 @@ mod tests {
 
     /// Coefficients are counts of features: change one weight and the linear form moves by
     /// exactly its coefficient (before the taper), and the sparse form keeps every entry.
+    #[test]
+    fn tiers_partition_the_parameters() {
+        // Each parameter belongs to one tier: no entry has a coefficient in two tiers'
+        // forms anywhere in the hold-out pool, and only the full tier has a fixed part.
+        let mut owner = vec![usize::MAX; COUNT];
+        for b in pool("holdout.epd") {
+            let tiers = trace_tiers(&b);
+            assert_eq!(tiers[0].fixed, S::default());
+            assert_eq!(tiers[1].fixed, S::default());
+            for (k, t) in tiers.iter().enumerate() {
+                for (i, c) in t.coef.iter().enumerate() {
+                    if *c != 0 {
+                        assert!(
+                            owner[i] == usize::MAX || owner[i] == k,
+                            "{}",
+                            crate::eval::params::NAMES[i]
+                        );
+                        owner[i] = k;
+                    }
+                }
+            }
+        }
+        assert_eq!(owner[id::PST + 64 + 28], 0);
+        assert_eq!(owner[id::PASSED_BY_RANK + 5], 1);
+        assert_eq!(owner[id::TEMPO], 2);
+    }
+
     #[test]
     fn coefficients_count_features() {
         // White: rooks on the open e-file and the half-open d-file, three pawns, one

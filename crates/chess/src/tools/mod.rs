@@ -17,6 +17,7 @@ pub mod datagen;
 pub mod perft;
 pub mod pool;
 pub mod suite;
+pub mod tune;
 pub mod validate;
 #[cfg(feature = "calibration")]
 pub mod variance;
@@ -52,6 +53,10 @@ pub enum Tool {
     /// random plies, every quiet position with its search score and the game's result
     /// (`FEN | score | result`, resumable).
     Datagen(datagen::DatagenArgs),
+    /// Fit every evaluation weight to game outcomes (Adam on the evaluation's linear trace,
+    /// K fitted first, a hold-out split, an optional penalty on the cheap tiers' residual
+    /// variance); writes a parameter file the engine embeds at build time. Resumable.
+    Tune(tune::TuneArgs),
 }
 
 impl Tool {
@@ -69,6 +74,7 @@ impl Tool {
             #[cfg(feature = "calibration")]
             Tool::Collect(a) => a.run(),
             Tool::Datagen(a) => a.run(),
+            Tool::Tune(a) => a.run(),
         }
     }
 }
@@ -92,6 +98,8 @@ pub enum ToolError {
     Pool(#[from] pool::PoolError),
     #[error(transparent)]
     Datagen(#[from] datagen::DatagenError),
+    #[error(transparent)]
+    Tune(#[from] tune::TuneError),
     #[error(transparent)]
     Validate(#[from] validate::ValidateError),
     #[error(transparent)]

@@ -1,0 +1,1014 @@
+//! `tune`: fit every evaluation weight to game outcomes (issue 15, items 3-4).
+//!
+//! Each position is traced once (`eval::trace`): the coefficient of every parameter entry,
+//! split by the tier that adds it, the phase and the pawnless scale. The evaluation is then
+//! a sparse dot product, so an epoch over millions of positions takes a fraction of a
+//! second per core, without calling the engine.
+//!
+//! Loss (mean over the training positions):
+//! `(σ(E) − target)²`, `σ(E) = 1 / (1 + 10^(−K·E/400))`, `target = λ·result + (1 − λ)·σ(score)`,
+//! plus, with `--variance-penalty V`, `V · Σ_bucket [Var(R_lazy) + Var(R_super-lazy)]`, where
+//! `R` is what a cheap tier misses (the lazy tier: the full tier's terms; the super-lazy
+//! tier: the lazy and full tiers' terms), tapered, in pawns, per material bucket: a smaller
+//! spread means tighter lazy-exit margins (DESIGN.md §2), bought with a little fit.
+//!
+//! K is fitted first (golden-section search on the starting weights), then full-batch Adam.
+//! A hold-out share of the positions (chosen by position hash) is scored every epoch; the
+//! weights with the best hold-out loss are written, and the run stops when the hold-out loss
+//! has not improved for `--patience` epochs. The run's state (weights, Adam moments, history)
+//! is saved every 10 epochs next to `--out`, so `--resume` continues it.
+
+use crate::board::{Board, Color, Piece, parse_epd, parse_fen};
+use crate::eval::params::{self, COUNT, NAMES, VALUES};
+use crate::eval::pst::PHASE_MAX;
+use crate::eval::trace::trace_tiers;
+use crate::eval::{S, army_scaler, material_bucket};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Parameters of the optimiser: mg and eg of every entry.
+const P: usize = 2 * COUNT;
+const BUCKETS: usize = 8;
+const STATE_FORMAT: &str = "actuary-tune-state-v1";
+
+/// `actuary tune`.
+#[derive(Debug, clap::Args)]
+pub struct TuneArgs {
+    /// Labelled positions, comma-separated files: `FEN | score | result` lines (what
+    /// `actuary datagen` writes; result 1.0/0.5/0.0 for White) or EPD lines with the result
+    /// as `c9 "1-0";` (also `"0-1"`, `"1/2-1/2"`) or `[1.0]`/`[0.5]`/`[0.0]`. `#` lines and
+    /// blank lines are skipped; duplicate positions are dropped.
+    #[arg(
+        long,
+        value_name = "FILE[,FILE]",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub data: Vec<PathBuf>,
+    /// Full passes over the training positions (at most; see --patience).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub epochs: u32,
+    /// Target = λ·result + (1 − λ)·σ(search score): 1 fits the game results alone (EPD data
+    /// without scores needs 1).
+    #[arg(long, value_name = "L", default_value_t = 1.0, value_parser = unit_interval)]
+    pub lambda: f64,
+    /// Weight of the cheap tiers' residual variance (pawns², per material bucket) in the
+    /// loss; 0 fits the outcomes alone.
+    #[arg(long, value_name = "V", default_value_t = 0.0, value_parser = non_negative)]
+    pub variance_penalty: f64,
+    /// Adam step size, centipawns.
+    #[arg(long, value_name = "LR", default_value_t = 1.0, value_parser = positive)]
+    pub learning_rate: f64,
+    /// Percent of the positions held out to score every epoch (by position hash).
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = holdout_percent)]
+    pub holdout: f64,
+    /// Stop when the hold-out loss has not improved for this many epochs.
+    #[arg(long, value_name = "EPOCHS", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..))]
+    pub patience: u32,
+    /// Use at most this many positions (the first, after dropping duplicates).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(100..))]
+    pub limit: Option<u64>,
+    /// Starting weights: a parameter file [default: the weights built into the engine].
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Worker threads for the epochs.
+    #[arg(long, value_name = "T", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: u64,
+    /// The tuned parameter file to write (e.g. data/chess/eval-params.txt; rebuild to use
+    /// it). The run's state goes to FILE.tune-state.json.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Continue the run saved in FILE.tune-state.json (same data and settings).
+    #[arg(long)]
+    pub resume: bool,
+}
+
+fn unit_interval(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    (0.0..=1.0)
+        .contains(&v)
+        .then_some(v)
+        .ok_or_else(|| format!("{v} is not within 0..=1"))
+}
+
+fn non_negative(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    (v.is_finite() && v >= 0.0)
+        .then_some(v)
+        .ok_or_else(|| format!("{v} must be finite and >= 0"))
+}
+
+fn positive(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    (v.is_finite() && v > 0.0)
+        .then_some(v)
+        .ok_or_else(|| format!("{v} must be finite and > 0"))
+}
+
+fn holdout_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    (v > 0.0 && v < 50.0)
+        .then_some(v)
+        .ok_or_else(|| format!("{v} must be above 0 and below 50"))
+}
+
+/// Why tuning could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}: {message}", path.display())]
+    Line {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error(transparent)]
+    Params(#[from] params::ParamsError),
+    #[error("{0}")]
+    Data(String),
+    #[error("{}: {message}", path.display())]
+    State { path: PathBuf, message: String },
+}
+
+/// One labelled position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Labelled {
+    pub board: Board,
+    /// White's result: 1, 0.5, 0.
+    pub result: f64,
+    /// Search score, centipawns from White's view, when the data has one.
+    pub score: Option<i32>,
+}
+
+/// Parse one data line (see [`TuneArgs::data`]); `Ok(None)` for blank and `#` lines.
+pub fn parse_line(line: &str) -> Result<Option<Labelled>, String> {
+    let l = line.trim();
+    if l.is_empty() || l.starts_with('#') {
+        return Ok(None);
+    }
+    let result_of = |t: &str| -> Result<f64, String> {
+        match t.trim() {
+            "1.0" | "1" | "1-0" => Ok(1.0),
+            "0.5" | "1/2-1/2" => Ok(0.5),
+            "0.0" | "0" | "0-1" => Ok(0.0),
+            other => Err(format!(
+                "unknown result `{other}` (expected 1.0, 0.5, 0.0, 1-0, 1/2-1/2 or 0-1)"
+            )),
+        }
+    };
+    let f: Vec<&str> = l.split(" | ").collect();
+    if f.len() == 3 {
+        let board = parse_fen(f[0].trim()).map_err(|e| e.to_string())?;
+        let score = f[1]
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|s| s.abs() <= 32_000)
+            .ok_or_else(|| format!("`{}` is not a score in centipawns", f[1].trim()))?;
+        return Ok(Some(Labelled {
+            board,
+            result: result_of(f[2])?,
+            score: Some(score),
+        }));
+    }
+    if f.len() != 1 {
+        return Err("expected `FEN | score | result` or an EPD line with a result".into());
+    }
+    // `FEN [1.0]`
+    if let Some(open) = l.rfind('[')
+        && l.ends_with(']')
+    {
+        let board = parse_fen(l[..open].trim()).map_err(|e| e.to_string())?;
+        return Ok(Some(Labelled {
+            board,
+            result: result_of(&l[open + 1..l.len() - 1])?,
+            score: None,
+        }));
+    }
+    let epd = parse_epd(l).map_err(|e| e.to_string())?;
+    let c9 =
+        epd.ops.iter().find(|(op, _)| op == "c9").ok_or(
+            "no result: expected a `c9 \"1-0\";` opcode, `[1.0]` or `FEN | score | result`",
+        )?;
+    let token = c9.1.first().map(String::as_str).unwrap_or("");
+    Ok(Some(Labelled {
+        board: epd.board,
+        result: result_of(token)?,
+        score: None,
+    }))
+}
+
+/// Read labelled positions from `paths`, dropping duplicate positions (by Zobrist key);
+/// returns the positions and the number of duplicates dropped.
+pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64), TuneError> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let mut dups = 0;
+    for path in paths {
+        let text = std::fs::read(path).map_err(|source| TuneError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        for (i, raw) in text.split(|&b| b == b'\n').enumerate() {
+            let line = std::str::from_utf8(raw).map_err(|_| TuneError::Line {
+                path: path.clone(),
+                line: i + 1,
+                message: "not UTF-8 text".into(),
+            })?;
+            let lab = parse_line(line).map_err(|message| TuneError::Line {
+                path: path.clone(),
+                line: i + 1,
+                message,
+            })?;
+            let Some(lab) = lab else { continue };
+            if !lab.board.checkers().is_empty() {
+                continue; // a position in check is not quiet: never a training position
+            }
+            if seen.insert(lab.board.hash()) {
+                out.push(lab);
+                if limit.is_some_and(|n| out.len() as u64 >= n) {
+                    return Ok((out, dups));
+                }
+            } else {
+                dups += 1;
+            }
+        }
+    }
+    Ok((out, dups))
+}
+
+/// The positions as sparse linear forms (structure of arrays).
+#[derive(Default)]
+pub struct Dataset {
+    /// Coefficients of position i: `ids[start[i]..start[i+1]]`, sorted by tier; the first
+    /// `n0[i]` are the super-lazy tier's, the next `n1[i]` the lazy tier's, the rest the full.
+    start: Vec<u32>,
+    ids: Vec<u16>,
+    coefs: Vec<i16>,
+    n0: Vec<u16>,
+    n1: Vec<u16>,
+    /// Non-linear part (full tier), White minus Black.
+    fixed: Vec<S>,
+    /// Middlegame share of the taper, phase / 24.
+    rho: Vec<f32>,
+    /// The drawishness scale when White (index 0) or Black (1) is the stronger side.
+    scale: Vec<[f32; 2]>,
+    bucket: Vec<u8>,
+    result: Vec<f32>,
+    score: Vec<Option<i32>>,
+    holdout: Vec<bool>,
+}
+
+impl Dataset {
+    pub fn len(&self) -> usize {
+        self.rho.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rho.is_empty()
+    }
+
+    fn push(&mut self, lab: &Labelled, holdout_pct: f64) {
+        let b = &lab.board;
+        let tiers = trace_tiers(b);
+        if self.start.is_empty() {
+            self.start.push(0);
+        }
+        let mut counts = [0u16; 3];
+        for (k, t) in tiers.iter().enumerate() {
+            for (i, c) in t.coef.iter().enumerate() {
+                if *c != 0 {
+                    self.ids.push(i as u16);
+                    self.coefs.push(*c as i16);
+                    counts[k] += 1;
+                }
+            }
+        }
+        self.start.push(self.ids.len() as u32);
+        self.n0.push(counts[0]);
+        self.n1.push(counts[1]);
+        self.fixed.push(tiers[2].fixed);
+        let m = crate::eval::Material::from_board(b);
+        self.rho.push(m.phase() as f32 / PHASE_MAX as f32);
+        // The engine's taper: without pawns, a stronger side up by a minor piece or less
+        // gets a quarter.
+        let (wa, ba) = (army_scaler(b, Color::White), army_scaler(b, Color::Black));
+        let pawnless = |c: Color| b.colored_pieces(c, Piece::Pawn).is_empty();
+        let white = if pawnless(Color::White) && wa as i32 - ba as i32 <= 3 {
+            0.25
+        } else {
+            1.0
+        };
+        let black = if pawnless(Color::Black) && ba as i32 - wa as i32 <= 3 {
+            0.25
+        } else {
+            1.0
+        };
+        self.scale.push([white, black]);
+        self.bucket.push(material_bucket(b) as u8);
+        self.result.push(lab.result as f32);
+        self.score.push(lab.score);
+        // A fixed share of positions, chosen by the position, not by file order.
+        let h = lab.board.hash().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+        self.holdout
+            .push((h as f64 / (1u64 << 53) as f64) * 100.0 < holdout_pct);
+    }
+
+    /// Trace `positions` (in parallel).
+    pub fn build(positions: &[Labelled], holdout_pct: f64, threads: usize) -> Dataset {
+        let chunk = positions.len().div_ceil(threads.max(1)).max(1);
+        let parts: Vec<Dataset> = std::thread::scope(|s| {
+            let handles: Vec<_> = positions
+                .chunks(chunk)
+                .map(|c| {
+                    s.spawn(move || {
+                        let mut d = Dataset::default();
+                        for lab in c {
+                            d.push(lab, holdout_pct);
+                        }
+                        d
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("tracing thread"))
+                .collect()
+        });
+        let mut all = Dataset::default();
+        all.start.push(0);
+        for p in parts {
+            if p.is_empty() {
+                continue;
+            }
+            let base = all.ids.len() as u32;
+            all.start.extend(p.start[1..].iter().map(|s| s + base));
+            all.ids.extend(p.ids);
+            all.coefs.extend(p.coefs);
+            all.n0.extend(p.n0);
+            all.n1.extend(p.n1);
+            all.fixed.extend(p.fixed);
+            all.rho.extend(p.rho);
+            all.scale.extend(p.scale);
+            all.bucket.extend(p.bucket);
+            all.result.extend(p.result);
+            all.score.extend(p.score);
+            all.holdout.extend(p.holdout);
+        }
+        all
+    }
+
+    /// (mg, eg) totals of position `i`'s coefficients in `range` (relative to its start).
+    #[inline]
+    fn dot(&self, i: usize, range: std::ops::Range<usize>, w: &[f64]) -> (f64, f64) {
+        let s = self.start[i] as usize;
+        let (mut mg, mut eg) = (0.0, 0.0);
+        for k in s + range.start..s + range.end {
+            let id = self.ids[k] as usize;
+            let c = f64::from(self.coefs[k]);
+            mg += c * w[2 * id];
+            eg += c * w[2 * id + 1];
+        }
+        (mg, eg)
+    }
+
+    fn tier_ranges(&self, i: usize) -> [std::ops::Range<usize>; 3] {
+        let n = (self.start[i + 1] - self.start[i]) as usize;
+        let (a, b) = (
+            self.n0[i] as usize,
+            self.n0[i] as usize + self.n1[i] as usize,
+        );
+        [0..a, a..b, b..n]
+    }
+
+    /// The evaluation of position `i` with weights `w` (White's view, centipawns), and the
+    /// scale it used.
+    fn eval(&self, i: usize, w: &[f64]) -> (f64, f64) {
+        let (mg, eg) = self.dot(i, 0..(self.start[i + 1] - self.start[i]) as usize, w);
+        let (mg, eg) = (
+            mg + f64::from(self.fixed[i].mg),
+            eg + f64::from(self.fixed[i].eg),
+        );
+        let rho = f64::from(self.rho[i]);
+        let v = mg * rho + eg * (1.0 - rho);
+        let scale = f64::from(self.scale[i][usize::from(v <= 0.0)]);
+        (v * scale, scale)
+    }
+
+    /// The cheap tiers' residuals of position `i` in pawns: (lazy, super-lazy).
+    fn residuals(&self, i: usize, w: &[f64]) -> (f64, f64) {
+        let [_, lazy, full] = self.tier_ranges(i);
+        let rho = f64::from(self.rho[i]);
+        let (fm, fe) = self.dot(i, full, w);
+        let (fm, fe) = (
+            fm + f64::from(self.fixed[i].mg),
+            fe + f64::from(self.fixed[i].eg),
+        );
+        let (lm, le) = self.dot(i, lazy, w);
+        let r_lazy = (fm * rho + fe * (1.0 - rho)) / 100.0;
+        let r_sl = r_lazy + (lm * rho + le * (1.0 - rho)) / 100.0;
+        (r_lazy, r_sl)
+    }
+}
+
+fn sigmoid(k: f64, e: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-k * e / 400.0))
+}
+
+/// What one pass over the data gives.
+#[derive(Clone, Default)]
+struct Pass {
+    /// Sum of squared errors over training and hold-out positions.
+    train_sse: f64,
+    train_n: u64,
+    holdout_sse: f64,
+    holdout_n: u64,
+    grad: Vec<f64>,
+}
+
+/// Per-bucket residual statistics of the training positions: (n, mean lazy, mean super-lazy,
+/// var lazy, var super-lazy).
+type BucketStats = [(f64, f64, f64, f64, f64); BUCKETS];
+
+fn bucket_stats(d: &Dataset, w: &[f64], threads: usize) -> BucketStats {
+    let n = d.len();
+    let chunk = n.div_ceil(threads).max(1);
+    let parts: Vec<[[f64; 5]; BUCKETS]> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..n)
+            .step_by(chunk)
+            .map(|lo| {
+                s.spawn(move || {
+                    let mut acc = [[0.0; 5]; BUCKETS];
+                    for i in lo..(lo + chunk).min(n) {
+                        if d.holdout[i] {
+                            continue;
+                        }
+                        let (a, b) = d.residuals(i, w);
+                        let x = &mut acc[d.bucket[i] as usize];
+                        x[0] += 1.0;
+                        x[1] += a;
+                        x[2] += b;
+                        x[3] += a * a;
+                        x[4] += b * b;
+                    }
+                    acc
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("stats thread"))
+            .collect()
+    });
+    let mut out: BucketStats = [(0.0, 0.0, 0.0, 0.0, 0.0); BUCKETS];
+    for (b, o) in out.iter_mut().enumerate() {
+        let mut x = [0.0; 5];
+        for p in &parts {
+            for k in 0..5 {
+                x[k] += p[b][k];
+            }
+        }
+        if x[0] > 0.0 {
+            let (ma, mb) = (x[1] / x[0], x[2] / x[0]);
+            *o = (x[0], ma, mb, x[3] / x[0] - ma * ma, x[4] / x[0] - mb * mb);
+        }
+    }
+    out
+}
+
+/// Loss and gradient (of the training loss, outcome part and variance part) at `w`.
+fn pass(
+    d: &Dataset,
+    w: &[f64],
+    k: f64,
+    targets: &[f32],
+    penalty: Option<(f64, &BucketStats)>,
+    threads: usize,
+) -> Pass {
+    let n = d.len();
+    let chunk = n.div_ceil(threads).max(1);
+    let train_n = d.holdout.iter().filter(|h| !**h).count().max(1) as f64;
+    let parts: Vec<Pass> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..n)
+            .step_by(chunk)
+            .map(|lo| {
+                s.spawn(move || {
+                    let mut p = Pass {
+                        grad: vec![0.0; P],
+                        ..Pass::default()
+                    };
+                    let ln10 = std::f64::consts::LN_10;
+                    for i in lo..(lo + chunk).min(n) {
+                        let (e, scale) = d.eval(i, w);
+                        let sg = sigmoid(k, e);
+                        let err = sg - f64::from(targets[i]);
+                        if d.holdout[i] {
+                            p.holdout_sse += err * err;
+                            p.holdout_n += 1;
+                            continue;
+                        }
+                        p.train_sse += err * err;
+                        p.train_n += 1;
+                        // d(err²)/dE, averaged over the training set.
+                        let de = 2.0 * err * sg * (1.0 - sg) * k * ln10 / 400.0 * scale / train_n;
+                        let rho = f64::from(d.rho[i]);
+                        let s0 = d.start[i] as usize;
+                        let s1 = d.start[i + 1] as usize;
+                        let [_, lazy, full] = d.tier_ranges(i);
+                        // Variance part: 2V/n_b (R − mean_b) per residual, on its tiers.
+                        let (vl, vs) = match penalty {
+                            Some((v, st)) if v > 0.0 => {
+                                let b = &st[d.bucket[i] as usize];
+                                let (rl, rs) = d.residuals(i, w);
+                                (
+                                    2.0 * v / b.0 * (rl - b.1) / 100.0,
+                                    2.0 * v / b.0 * (rs - b.2) / 100.0,
+                                )
+                            }
+                            _ => (0.0, 0.0),
+                        };
+                        for kk in s0..s1 {
+                            let rel = kk - s0;
+                            let mut g = de;
+                            if full.contains(&rel) {
+                                g += vl + vs;
+                            } else if lazy.contains(&rel) {
+                                g += vs;
+                            }
+                            let id = d.ids[kk] as usize;
+                            let c = f64::from(d.coefs[kk]) * g;
+                            p.grad[2 * id] += c * rho;
+                            p.grad[2 * id + 1] += c * (1.0 - rho);
+                        }
+                    }
+                    p
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("epoch thread"))
+            .collect()
+    });
+    let mut total = Pass {
+        grad: vec![0.0; P],
+        ..Pass::default()
+    };
+    for p in parts {
+        total.train_sse += p.train_sse;
+        total.train_n += p.train_n;
+        total.holdout_sse += p.holdout_sse;
+        total.holdout_n += p.holdout_n;
+        for (a, b) in total.grad.iter_mut().zip(&p.grad) {
+            *a += b;
+        }
+    }
+    total
+}
+
+/// Mean squared error of the results against σ(K·E) over the training positions.
+fn result_mse(d: &Dataset, w: &[f64], k: f64) -> f64 {
+    let (mut s, mut n) = (0.0f64, 0.0f64);
+    for i in 0..d.len() {
+        if d.holdout[i] {
+            continue;
+        }
+        let e = sigmoid(k, d.eval(i, w).0) - f64::from(d.result[i]);
+        s += e * e;
+        n += 1.0;
+    }
+    s / n.max(1.0)
+}
+
+/// The K that minimises the result MSE at `w` (golden-section search on [0.05, 5]).
+pub fn fit_k(d: &Dataset, w: &[f64]) -> f64 {
+    let (mut a, mut b) = (0.05f64, 5.0f64);
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    let mut c = b - g * (b - a);
+    let mut e = a + g * (b - a);
+    let (mut fc, mut fe) = (result_mse(d, w, c), result_mse(d, w, e));
+    for _ in 0..60 {
+        if fc < fe {
+            b = e;
+            e = c;
+            fe = fc;
+            c = b - g * (b - a);
+            fc = result_mse(d, w, c);
+        } else {
+            a = c;
+            c = e;
+            fc = fe;
+            e = a + g * (b - a);
+            fe = result_mse(d, w, e);
+        }
+    }
+    (a + b) / 2.0
+}
+
+/// Everything needed to continue a run.
+#[derive(Serialize, Deserialize)]
+struct State {
+    format: String,
+    settings: String,
+    epoch: u32,
+    k: f64,
+    weights: Vec<f64>,
+    m: Vec<f64>,
+    v: Vec<f64>,
+    best_holdout: f64,
+    best_epoch: u32,
+    best_weights: Vec<f64>,
+    /// (epoch, train loss, hold-out loss, variance penalty)
+    history: Vec<(u32, f64, f64, f64)>,
+}
+
+fn state_path(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".tune-state.json");
+    PathBuf::from(s)
+}
+
+impl TuneArgs {
+    fn settings(&self, positions: usize) -> String {
+        format!(
+            "data={} positions={positions} lambda={} variance_penalty={} learning_rate={} holdout={} from={}",
+            self.data
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            self.lambda,
+            self.variance_penalty,
+            self.learning_rate,
+            self.holdout,
+            self.from
+                .as_ref()
+                .map_or("embedded".into(), |p| p.display().to_string())
+        )
+    }
+
+    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
+        let summary = tune(self)?;
+        eprintln!("{summary}");
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+fn save_state(path: &Path, st: &State) -> Result<(), TuneError> {
+    let json = serde_json::to_vec(st).map_err(|e| TuneError::State {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    evidence::atomic_write(path, &json).map_err(|e| TuneError::Io {
+        path: path.to_owned(),
+        source: e.into_io(),
+    })
+}
+
+/// Run the tuner; returns a summary line.
+pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
+    let t0 = Instant::now();
+    let start: Vec<S> = match &a.from {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|source| TuneError::Io {
+                path: p.clone(),
+                source,
+            })?;
+            params::parse(&text, &p.display().to_string())?
+        }
+        None => VALUES.to_vec(),
+    };
+    let (positions, dups) = load(&a.data, a.limit)?;
+    if positions.len() < 100 {
+        return Err(TuneError::Data(format!(
+            "{} positions: too few to tune (at least 100)",
+            positions.len()
+        )));
+    }
+    if a.lambda < 1.0 && positions.iter().any(|p| p.score.is_none()) {
+        return Err(TuneError::Data(
+            "--lambda below 1 needs a search score on every position; some data has none \
+             (EPD results only): use --lambda 1"
+                .into(),
+        ));
+    }
+    let threads = a.threads as usize;
+    let d = Dataset::build(&positions, a.holdout, threads);
+    drop(positions);
+    let settings = a.settings(d.len());
+    eprintln!(
+        "tune: {} positions ({} duplicates dropped, {} held out), traced in {:.1} s",
+        d.len(),
+        dups,
+        d.holdout.iter().filter(|h| **h).count(),
+        t0.elapsed().as_secs_f64()
+    );
+    let spath = state_path(&a.out);
+    let mut st = if a.resume {
+        let bytes = std::fs::read(&spath).map_err(|source| TuneError::Io {
+            path: spath.clone(),
+            source,
+        })?;
+        let st: State = serde_json::from_slice(&bytes).map_err(|e| TuneError::State {
+            path: spath.clone(),
+            message: format!("not a tune state ({e})"),
+        })?;
+        if st.format != STATE_FORMAT || st.settings != settings || st.weights.len() != P {
+            return Err(TuneError::State {
+                path: spath.clone(),
+                message: format!(
+                    "made by another run ({}); resume with the same data and settings ({settings})",
+                    st.settings
+                ),
+            });
+        }
+        st
+    } else {
+        let w: Vec<f64> = start
+            .iter()
+            .flat_map(|s| [f64::from(s.mg), f64::from(s.eg)])
+            .collect();
+        let k = fit_k(&d, &w);
+        State {
+            format: STATE_FORMAT.into(),
+            settings: settings.clone(),
+            epoch: 0,
+            k,
+            best_holdout: f64::INFINITY,
+            best_epoch: 0,
+            best_weights: w.clone(),
+            weights: w,
+            m: vec![0.0; P],
+            v: vec![0.0; P],
+            history: Vec::new(),
+        }
+    };
+    let k = st.k;
+    let targets: Vec<f32> = (0..d.len())
+        .map(|i| {
+            let r = f64::from(d.result[i]);
+            let s = d.score[i].map_or(r, |s| sigmoid(k, f64::from(s)));
+            (a.lambda * r + (1.0 - a.lambda) * s) as f32
+        })
+        .collect();
+    eprintln!("tune: K = {k:.4}, starting at epoch {}", st.epoch);
+    let bar = super::pool::progress(u64::from(a.epochs), "epochs");
+    bar.set_prefix("tune");
+    bar.set_position(u64::from(st.epoch.min(a.epochs)));
+    let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8);
+    let mut stopped = "the epoch limit";
+    while st.epoch < a.epochs {
+        let stats = (a.variance_penalty > 0.0).then(|| bucket_stats(&d, &st.weights, threads));
+        let p = pass(
+            &d,
+            &st.weights,
+            k,
+            &targets,
+            stats.as_ref().map(|s| (a.variance_penalty, s)),
+            threads,
+        );
+        let train = p.train_sse / p.train_n.max(1) as f64;
+        let hold = p.holdout_sse / p.holdout_n.max(1) as f64;
+        let pen = stats.map_or(0.0, |s| {
+            a.variance_penalty * s.iter().map(|b| b.3 + b.4).sum::<f64>()
+        });
+        st.history.push((st.epoch, train, hold, pen));
+        if hold < st.best_holdout {
+            st.best_holdout = hold;
+            st.best_epoch = st.epoch;
+            st.best_weights.clone_from(&st.weights);
+        }
+        // Adam.
+        let t = f64::from(st.epoch + 1);
+        for j in 0..P {
+            let g = p.grad[j];
+            st.m[j] = b1 * st.m[j] + (1.0 - b1) * g;
+            st.v[j] = b2 * st.v[j] + (1.0 - b2) * g * g;
+            let mh = st.m[j] / (1.0 - b1.powf(t));
+            let vh = st.v[j] / (1.0 - b2.powf(t));
+            st.weights[j] -= a.learning_rate * mh / (vh.sqrt() + eps);
+        }
+        st.epoch += 1;
+        bar.set_message(format!(
+            "train {train:.6} hold-out {hold:.6} penalty {pen:.5}"
+        ));
+        bar.inc(1);
+        if st.epoch % 10 == 0 {
+            save_state(&spath, &st)?;
+        }
+        if st.epoch - st.best_epoch > a.patience {
+            stopped = "the hold-out loss stopped improving";
+            break;
+        }
+    }
+    bar.finish();
+    save_state(&spath, &st)?;
+    let values: Vec<S> = st
+        .best_weights
+        .chunks(2)
+        .map(|c| S::new(c[0].round() as i32, c[1].round() as i32))
+        .collect();
+    let moved = values.iter().zip(&start).filter(|(a, b)| a != b).count();
+    let source = format!(
+        "actuary tune --data {} ({} positions), K {:.4}, lambda {}, variance penalty {},\n\
+         learning rate {}, best hold-out loss {:.6} at epoch {} of {} (stopped by {}).",
+        a.data
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        d.len(),
+        k,
+        a.lambda,
+        a.variance_penalty,
+        a.learning_rate,
+        st.best_holdout,
+        st.best_epoch,
+        st.epoch,
+        stopped
+    );
+    let text = params::write(&values, &source);
+    evidence::atomic_write(&a.out, text.as_bytes()).map_err(|e| TuneError::Io {
+        path: a.out.clone(),
+        source: e.into_io(),
+    })?;
+    let first = st.history.first().map_or(f64::NAN, |h| h.2);
+    Ok(format!(
+        "tune: hold-out loss {first:.6} -> {:.6} (epoch {}), {moved} of {} entries changed, {} written ({:.0} s; stopped by {stopped})",
+        st.best_holdout,
+        st.best_epoch,
+        NAMES.len(),
+        a.out.display(),
+        t0.elapsed().as_secs_f64()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::trace::{linear_eval, trace};
+
+    #[test]
+    fn data_lines_parse_and_bad_ones_say_why() {
+        let l = parse_line("8/8/8/8/8/8/8/K6k w - - 0 1 | -35 | 0.5")
+            .unwrap()
+            .unwrap();
+        assert_eq!((l.result, l.score), (0.5, Some(-35)));
+        let e = parse_line("8/8/8/8/8/8/8/K6k w - - 0 1 c9 \"0-1\";")
+            .unwrap()
+            .unwrap();
+        assert_eq!((e.result, e.score), (0.0, None));
+        let b = parse_line("8/8/8/8/8/8/8/K6k w - - 0 1 [1.0]")
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.result, 1.0);
+        assert!(parse_line("# comment").unwrap().is_none());
+        for (bad, says) in [
+            (
+                "8/8/8/8/8/8/8/K6k w - - 0 1 | 3 | 2-0",
+                "unknown result `2-0`",
+            ),
+            (
+                "8/8/8/8/8/8/8/K6k w - - 0 1 c9 \"win\";",
+                "unknown result `win`",
+            ),
+            (
+                "8/8/8/8/8/8/8/K6k w - - 0 1 | x | 1.0",
+                "`x` is not a score",
+            ),
+            ("8/8/8/8/8/8/8/K6k w - - 0 1", "no result"),
+            ("8/8/8/8 w - - | 1 | 1.0", ""),
+            ("a | b", "expected `FEN | score | result`"),
+        ] {
+            let e = parse_line(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn bad_data_names_the_file_and_line() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("d.txt");
+        std::fs::write(
+            &f,
+            "# x\n8/8/8/8/8/8/8/K6k w - - 0 1 | 3 | 1.0\nnonsense | 1 | 1.0\n",
+        )
+        .unwrap();
+        let e = load(&[f], None).unwrap_err().to_string();
+        assert!(e.contains("d.txt:3: "), "{e}");
+    }
+
+    /// The tuner's float evaluation is the engine's (up to the engine's integer rounding).
+    #[test]
+    fn dataset_eval_matches_the_engine() {
+        let path = format!(
+            "{}/../../data/chess/pools/holdout.epd",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let labs: Vec<Labelled> = text
+            .lines()
+            .take(3000)
+            .map(|l| Labelled {
+                board: parse_fen(l.split(';').next().unwrap().trim()).unwrap(),
+                result: 0.5,
+                score: None,
+            })
+            .collect();
+        let d = Dataset::build(&labs, 5.0, 2);
+        let w: Vec<f64> = VALUES
+            .iter()
+            .flat_map(|s| [f64::from(s.mg), f64::from(s.eg)])
+            .collect();
+        for (i, lab) in labs.iter().enumerate() {
+            let engine = linear_eval(&lab.board, &trace(&lab.board), &VALUES);
+            let white = if lab.board.side_to_move() == Color::White {
+                engine
+            } else {
+                -engine
+            };
+            let (e, _) = d.eval(i, &w);
+            assert!(
+                (e - f64::from(white)).abs() <= 1.0,
+                "{}: {e} vs {white}",
+                lab.board
+            );
+        }
+        let held = d.holdout.iter().filter(|h| **h).count();
+        assert!((90..=210).contains(&held), "{held} of 3000 held out");
+    }
+
+    /// On data labelled by a known linear rule, the tuner moves the weights towards it: the
+    /// training loss falls and the fitted K is finite.
+    #[test]
+    fn a_short_run_lowers_the_loss_and_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("d.txt");
+        let path = format!(
+            "{}/../../data/chess/pools/calib.epd",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        // Results from a rule the weights do not know: White wins when it has more rooks'
+        // mobility... here simply the side with the bishop pair wins, else a draw.
+        let mut text = String::new();
+        for l in std::fs::read_to_string(path).unwrap().lines().take(4000) {
+            let fen = l.split(';').next().unwrap().trim();
+            let b = parse_fen(fen).unwrap();
+            let pair = |c: Color| b.colored_pieces(c, Piece::Bishop).len() >= 2;
+            let r = match (pair(Color::White), pair(Color::Black)) {
+                (true, false) => "1.0",
+                (false, true) => "0.0",
+                _ => "0.5",
+            };
+            text.push_str(&format!("{fen} | 0 | {r}\n"));
+        }
+        std::fs::write(&data, text).unwrap();
+        let out = dir.path().join("p.txt");
+        let mut a = TuneArgs {
+            data: vec![data],
+            epochs: 20,
+            lambda: 1.0,
+            variance_penalty: 0.0,
+            learning_rate: 2.0,
+            holdout: 10.0,
+            patience: 100,
+            limit: None,
+            from: None,
+            threads: 2,
+            out: out.clone(),
+            resume: false,
+        };
+        tune(&a).unwrap();
+        let st: State = serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
+        assert_eq!(st.epoch, 20);
+        assert!(st.k.is_finite() && st.k > 0.0);
+        let (first, last) = (st.history[0].1, st.history[19].1);
+        assert!(last < first, "training loss {first} -> {last}");
+        // The bishop pair weight grew.
+        let tuned = params::parse(&std::fs::read_to_string(&out).unwrap(), "p").unwrap();
+        let id = params::id::BISHOP_PAIR;
+        assert!(
+            tuned[id].mg + tuned[id].eg > VALUES[id].mg + VALUES[id].eg,
+            "{:?} -> {:?}",
+            VALUES[id],
+            tuned[id]
+        );
+        // Resume to 30 epochs: the history continues where it stopped.
+        a.epochs = 30;
+        a.resume = true;
+        tune(&a).unwrap();
+        let st: State = serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
+        assert_eq!(st.epoch, 30);
+        assert_eq!(st.history.len(), 30);
+        // Other settings refuse the state.
+        a.lambda = 0.5;
+        let e = tune(&a).unwrap_err().to_string();
+        assert!(e.contains("made by another run"), "{e}");
+    }
+}
