@@ -146,6 +146,9 @@ pub struct Labelled {
     pub result: f64,
     /// Search score, centipawns from White's view, when the data has one.
     pub score: Option<i32>,
+    /// The game it comes from (datagen files: the `# game` blocks; other files: each
+    /// position its own), so the hold-out split keeps a game's positions together.
+    pub group: u64,
 }
 
 /// Parse one data line (see [`TuneArgs::data`]); `Ok(None)` for blank and `#` lines.
@@ -177,6 +180,7 @@ pub fn parse_line(line: &str) -> Result<Option<Labelled>, String> {
             board,
             result: result_of(f[2])?,
             score: Some(score),
+            group: 0,
         }));
     }
     if f.len() != 1 {
@@ -191,6 +195,7 @@ pub fn parse_line(line: &str) -> Result<Option<Labelled>, String> {
             board,
             result: result_of(&l[open + 1..l.len() - 1])?,
             score: None,
+            group: 0,
         }));
     }
     let epd = parse_epd(l).map_err(|e| e.to_string())?;
@@ -203,6 +208,7 @@ pub fn parse_line(line: &str) -> Result<Option<Labelled>, String> {
         board: epd.board,
         result: result_of(token)?,
         score: None,
+        group: 0,
     }))
 }
 
@@ -212,7 +218,11 @@ pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut dups = 0;
+    let mut group = 0u64;
     for path in paths {
+        // A file with `# game` lines groups its positions by game; otherwise each position
+        // is a group of its own.
+        let mut games = false;
         let text = std::fs::read(path).map_err(|source| TuneError::Io {
             path: path.clone(),
             source,
@@ -228,7 +238,17 @@ pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64
                 line: i + 1,
                 message,
             })?;
-            let Some(lab) = lab else { continue };
+            let Some(mut lab) = lab else {
+                if line.starts_with("# game ") {
+                    games = true;
+                    group += 1;
+                }
+                continue;
+            };
+            if !games {
+                group += 1;
+            }
+            lab.group = group;
             if !lab.board.checkers().is_empty() {
                 continue; // a position in check is not quiet: never a training position
             }
@@ -316,8 +336,9 @@ impl Dataset {
         self.bucket.push(material_bucket(b) as u8);
         self.result.push(lab.result as f32);
         self.score.push(lab.score);
-        // A fixed share of positions, chosen by the position, not by file order.
-        let h = lab.board.hash().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+        // A fixed share of games (positions of one game share its result, so splitting
+        // inside a game would let the hold-out loss see the training games).
+        let h = (lab.group ^ 0x7E57_0000_0000).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
         self.holdout
             .push((h as f64 / (1u64 << 53) as f64) * 100.0 < holdout_pct);
     }
@@ -904,6 +925,53 @@ mod tests {
         assert!(e.contains("d.txt:3: "), "{e}");
     }
 
+    fn lab_group(l: &str) -> u64 {
+        l.len() as u64 * 7919 + l.bytes().map(u64::from).sum::<u64>()
+    }
+
+    #[test]
+    fn positions_of_a_game_stay_on_one_side_of_the_split() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("g.txt");
+        let mut text = String::new();
+        let pool = format!(
+            "{}/../../data/chess/pools/holdout.epd",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        for (i, l) in std::fs::read_to_string(pool)
+            .unwrap()
+            .lines()
+            .take(2000)
+            .enumerate()
+        {
+            text.push_str(&format!(
+                "{} | 0 | 0.5\n",
+                l.split(';').next().unwrap().trim()
+            ));
+            if i % 20 == 19 {
+                text.push_str(&format!("# game {} plies 1 mate positions 20\n", i / 20));
+            }
+        }
+        std::fs::write(&f, text).unwrap();
+        let (labs, _) = load(&[f], None).unwrap();
+        let data = Dataset::build(&labs, 20.0, 2);
+        let mut by_game = std::collections::HashMap::new();
+        for (lab, h) in labs.iter().zip(&data.holdout) {
+            assert_eq!(
+                *by_game.entry(lab.group).or_insert(*h),
+                *h,
+                "game {} split",
+                lab.group
+            );
+        }
+        let held = by_game.values().filter(|h| **h).count();
+        assert!(
+            (5..=40).contains(&held),
+            "{held} of {} games held out",
+            by_game.len()
+        );
+    }
+
     /// The tuner's float evaluation is the engine's (up to the engine's integer rounding).
     #[test]
     fn dataset_eval_matches_the_engine() {
@@ -919,6 +987,7 @@ mod tests {
                 board: parse_fen(l.split(';').next().unwrap().trim()).unwrap(),
                 result: 0.5,
                 score: None,
+                group: lab_group(l),
             })
             .collect();
         let d = Dataset::build(&labs, 5.0, 2);
