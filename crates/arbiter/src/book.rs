@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use cozy_chess::Board;
 
-use crate::rules::{BoardEnd, Position, RulesError, parse_position};
+use crate::rules::{BoardEnd, Position, RulesError, parse_position_with};
 
 /// The largest book read, in bytes (the 2moves book is 2.5 MB).
 pub const MAX_BOOK_BYTES: u64 = 64 << 20;
@@ -52,11 +52,16 @@ pub enum BookError {
 /// One book line: `None` for a blank or `#` comment line, else the position (EPD opcodes and
 /// FEN clocks allowed; see [`parse_position`]).
 pub fn parse_line(line: &str) -> Result<Option<Board>, RulesError> {
+    parse_line_with(line, false)
+}
+
+/// [`parse_line`]; with `chess960` the castling field may be X-FEN or Shredder-FEN.
+pub fn parse_line_with(line: &str, chess960: bool) -> Result<Option<Board>, RulesError> {
     let t = line.trim_start_matches('\u{feff}').trim();
     if t.is_empty() || t.starts_with('#') {
         return Ok(None);
     }
-    parse_position(t).map(Some)
+    parse_position_with(t, chess960).map(Some)
 }
 
 /// How the game from `board` has already ended, if it has (such a position cannot open one).
@@ -67,6 +72,11 @@ pub fn game_over(board: &Board) -> Option<BoardEnd> {
 impl Book {
     /// Parse a book's bytes; `path` is for messages.
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Book, BookError> {
+        Self::parse_with(bytes, path, false)
+    }
+
+    /// [`Book::parse`]; with `chess960` castling fields may be X-FEN or Shredder-FEN.
+    pub fn parse_with(bytes: &[u8], path: &Path, chess960: bool) -> Result<Book, BookError> {
         let mut book = Book {
             openings: Vec::new(),
             skipped: Vec::new(),
@@ -77,7 +87,7 @@ impl Book {
                 path: path.to_owned(),
                 line,
             })?;
-            let board = parse_line(text).map_err(|source| BookError::Line {
+            let board = parse_line_with(text, chess960).map_err(|source| BookError::Line {
                 path: path.to_owned(),
                 line,
                 source,
@@ -100,6 +110,11 @@ impl Book {
 
     /// Read and parse a book file (at most [`MAX_BOOK_BYTES`]; a pipe such as `<(…)` works).
     pub fn load(path: &Path) -> Result<Book, BookError> {
+        Self::load_with(path, false)
+    }
+
+    /// [`Book::load`]; with `chess960` castling fields may be X-FEN or Shredder-FEN.
+    pub fn load_with(path: &Path, chess960: bool) -> Result<Book, BookError> {
         let read = |source| BookError::Read {
             path: path.to_owned(),
             source,
@@ -117,7 +132,7 @@ impl Book {
                 path: path.to_owned(),
             });
         }
-        Self::parse(&bytes, path)
+        Self::parse_with(&bytes, path, chess960)
     }
 
     /// One line for stderr about the skipped positions, if any.

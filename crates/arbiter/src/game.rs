@@ -7,7 +7,7 @@ use cozy_chess::{Board, Color};
 use serde::Serialize;
 
 use crate::engine::{Engine, EngineError, EngineSpec, Stderr, deadline_after};
-use crate::rules::{BoardEnd, Position, from_uci};
+use crate::rules::{BoardEnd, Position, from_uci_with};
 
 /// How long each side may think.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -121,6 +121,8 @@ pub struct GameConfig {
     /// How long a fixed-nodes/depth search may take before the engine is declared hung.
     pub hang_timeout: Duration,
     pub adjudication: Option<Adjudication>,
+    /// Chess960: engines get `UCI_Chess960`, castling is king-takes-rook, FENs Shredder-FEN.
+    pub chess960: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -191,6 +193,8 @@ impl Termination {
 pub struct GameRecord {
     pub white: String,
     pub black: String,
+    /// Played under Chess960 rules of notation (the PGN says `Variant "Chess960"`).
+    pub chess960: bool,
     pub start_fen: String,
     pub moves_san: Vec<String>,
     pub moves_uci: Vec<String>,
@@ -242,11 +246,12 @@ pub fn play(
     stderr_logs: &[Option<PathBuf>; 2],
 ) -> Result<GameRecord, GameError> {
     let t0 = Instant::now();
-    let mut pos = Position::new(start);
+    let mut pos = Position::new_with(start, cfg.chess960);
     let names = [white.name.clone(), black.name.clone()];
     let finish = |pos: Position, outcome, termination| GameRecord {
         white: names[0].clone(),
         black: names[1].clone(),
+        chess960: pos.chess960,
         start_fen: pos.start_fen,
         moves_san: pos.moves_san,
         moves_uci: pos.moves_uci,
@@ -377,7 +382,7 @@ pub fn play(
             .nth(1)
             .unwrap_or("(none)")
             .to_owned();
-        let mv = match from_uci(&pos.board, &text) {
+        let mv = match from_uci_with(&pos.board, &text, pos.chess960) {
             Ok(m) => m,
             Err(_) => {
                 break (

@@ -138,6 +138,11 @@ struct Cli {
     /// No progress line on stderr (the final table is still printed there).
     #[arg(long)]
     quiet: bool,
+    /// Chess960 (Fischer random): every engine gets `setoption name UCI_Chess960 value
+    /// true`, castling moves are exchanged king-takes-rook, book castling fields may be X-FEN
+    /// or Shredder-FEN, and the PGN says `[Variant "Chess960"]` with Shredder-FEN FEN tags.
+    #[arg(long)]
+    chess960: bool,
     /// Continue the match whose games are in --pgn: every whole game pair there is counted
     /// (W/D/L, pentanomial, SPRT, faults) and not played again; a pair cut off at the end of
     /// the file by a kill is removed and replayed. Give the first run's engines (same names,
@@ -289,7 +294,7 @@ fn real_main() -> Result<(), Failure> {
         .map(|o| o.map(|g| g.cloned().collect()).collect())
         .unwrap_or_default();
     debug_assert_eq!(cli.engine.len(), groups.iter().map(Vec::len).sum::<usize>());
-    let engines: Vec<EngineSpec> = groups
+    let mut engines: Vec<EngineSpec> = groups
         .into_iter()
         .map(|words| {
             EngineSpec::parse(&words).unwrap_or_else(|e| {
@@ -297,6 +302,13 @@ fn real_main() -> Result<(), Failure> {
             })
         })
         .collect();
+    if cli.chess960 {
+        // Before the engine's own options, so an explicit option.UCI_Chess960= still wins.
+        for e in &mut engines {
+            e.options
+                .insert(0, ("UCI_Chess960".to_owned(), "true".to_owned()));
+        }
+    }
     if engines.len() < 2 {
         usage_error(
             ErrorKind::TooFewValues,
@@ -319,7 +331,7 @@ fn real_main() -> Result<(), Failure> {
     }
     let openings = match &cli.book {
         Some(p) => {
-            let book = Book::load(p)?;
+            let book = Book::load_with(p, cli.chess960)?;
             if let Some(n) = book.skipped_note(p) {
                 note(&format!("{n}\n"));
             }
@@ -343,6 +355,7 @@ fn real_main() -> Result<(), Failure> {
             margin_ms: cli.timemargin,
             hang_timeout: Duration::from_secs(cli.hang_timeout),
             adjudication: cli.adjudicate,
+            chess960: cli.chess960,
         },
         sprt,
         pgn: cli.pgn.clone(),

@@ -2,7 +2,7 @@
 //! as a `Termination` tag and a final comment.
 
 use crate::game::GameRecord;
-use crate::rules::{STARTPOS, parse_position};
+use crate::rules::{STARTPOS, parse_position_with};
 
 /// Today's date as `YYYY.MM.DD` (UTC), without a date crate.
 pub fn today() -> String {
@@ -37,7 +37,10 @@ pub fn write(g: &GameRecord, event: &str, round: &str, time_control: &str) -> St
     tag(&mut s, "White", &g.white);
     tag(&mut s, "Black", &g.black);
     tag(&mut s, "Result", g.outcome.pgn());
-    let standard = g.start_fen == STARTPOS;
+    let standard = g.start_fen == STARTPOS && !g.chess960;
+    if g.chess960 {
+        tag(&mut s, "Variant", "Chess960");
+    }
     if !standard {
         tag(&mut s, "FEN", &g.start_fen);
         tag(&mut s, "SetUp", "1");
@@ -46,7 +49,7 @@ pub fn write(g: &GameRecord, event: &str, round: &str, time_control: &str) -> St
     tag(&mut s, "Termination", g.termination.pgn_tag());
     tag(&mut s, "PlyCount", &g.moves_san.len().to_string());
     s.push('\n');
-    let start = parse_position(&g.start_fen).expect("the arbiter's own FEN");
+    let start = parse_position_with(&g.start_fen, g.chess960).expect("the arbiter's own FEN");
     let mut number = start.fullmove_number() as usize;
     let mut white_to_move = start.side_to_move() == cozy_chess::Color::White;
     let mut tokens: Vec<String> = Vec::new();
@@ -93,6 +96,7 @@ mod tests {
     #[test]
     fn movetext_from_a_black_to_move_fen() {
         let g = GameRecord {
+            chess960: false,
             white: "A".into(),
             black: "B \"quoted\"".into(),
             start_fen: "4k3/8/8/8/8/8/4P3/4K3 b - - 0 12".into(),

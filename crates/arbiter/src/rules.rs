@@ -1,5 +1,5 @@
-//! The arbiter's view of the rules: UCI move notation (standard castling), SAN for the PGN,
-//! and every way a game ends on the board.
+//! The arbiter's view of the rules: UCI move notation (standard castling, or king-takes-rook
+//! for Chess960), SAN for the PGN, and every way a game ends on the board.
 //!
 //! Deliberately separate from the engine's own board adapter (`chess::board`): an arbiter
 //! that checked moves with the engine's code would share its bugs instead of catching them.
@@ -34,7 +34,14 @@ pub enum RulesError {
 /// positions no game can reach are refused: kings side by side, and more promoted pieces than
 /// missing pawns.
 pub fn parse_position(text: &str) -> Result<Board, RulesError> {
-    let board = parse_fen_fields(text)?;
+    parse_position_with(text, false)
+}
+
+/// [`parse_position`]; with `chess960` the castling field may give the rooks' files
+/// (Shredder-FEN `HAha`, X-FEN letters) or `KQkq` for the outermost rook on each side of the
+/// king (X-FEN).
+pub fn parse_position_with(text: &str, chess960: bool) -> Result<Board, RulesError> {
+    let board = parse_fen_fields(text, chess960)?;
     if let Some(reason) = impossible(&board) {
         return Err(RulesError::Impossible {
             fen: board.to_string(),
@@ -67,7 +74,68 @@ fn impossible(board: &Board) -> Option<&'static str> {
     None
 }
 
-fn parse_fen_fields(text: &str) -> Result<Board, RulesError> {
+/// The castling field of `fields` (placement first) in Shredder-FEN letters.
+fn shredder_castling(placement: &str, field: &str) -> Result<String, &'static str> {
+    if field == "-" {
+        return Ok("-".into());
+    }
+    let ranks: Vec<&str> = placement.split('/').collect();
+    let back_rank = |text: &str| -> Vec<Option<char>> {
+        let mut v = Vec::with_capacity(8);
+        for c in text.chars() {
+            match c.to_digit(10) {
+                Some(n) => v.extend(std::iter::repeat_n(None, n as usize)),
+                None => v.push(Some(c)),
+            }
+        }
+        v
+    };
+    let mut out = String::new();
+    for c in field.chars() {
+        let white = c.is_ascii_uppercase();
+        let row = back_rank(if white {
+            ranks.last().copied().unwrap_or("")
+        } else {
+            ranks.first().copied().unwrap_or("")
+        });
+        let (king, rook) = if white { ('K', 'R') } else { ('k', 'r') };
+        let file = match c.to_ascii_lowercase() {
+            f @ 'a'..='h' => f as u8 - b'a',
+            side @ ('k' | 'q') => {
+                let k = row
+                    .iter()
+                    .position(|p| *p == Some(king))
+                    .ok_or("a castling right for a king off its back rank")?;
+                let rooks = (0..row.len()).filter(|&f| row[f] == Some(rook));
+                let f = if side == 'k' {
+                    rooks.filter(|&f| f > k).max()
+                } else {
+                    rooks.filter(|&f| f < k).min()
+                };
+                f.ok_or("a castling right without a rook on that side of the king")? as u8
+            }
+            _ => return Err("a castling field that is not KQkq or file letters"),
+        };
+        let letter = (b'a' + file) as char;
+        out.push(if white {
+            letter.to_ascii_uppercase()
+        } else {
+            letter
+        });
+    }
+    Ok(out)
+}
+
+/// FEN of `board`: Shredder-FEN castling (rook files) for Chess960, standard otherwise.
+pub fn fen(board: &Board, chess960: bool) -> String {
+    if chess960 {
+        format!("{board:#}")
+    } else {
+        board.to_string()
+    }
+}
+
+fn parse_fen_fields(text: &str, chess960: bool) -> Result<Board, RulesError> {
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.len() < 4 {
         return Err(RulesError::FieldCount(text.to_owned()));
@@ -80,6 +148,18 @@ fn parse_fen_fields(text: &str) -> Result<Board, RulesError> {
     } else {
         format!("{} 0 1", fields[..4].join(" "))
     };
+    if chess960 {
+        let castling =
+            shredder_castling(fields[0], fields[2]).map_err(|reason| RulesError::Impossible {
+                fen: fen.clone(),
+                reason,
+            })?;
+        let mut f: Vec<&str> = fen.split_whitespace().collect();
+        f[2] = &castling;
+        let shredder = f.join(" ");
+        return Board::from_fen(&shredder, true)
+            .map_err(|reason| RulesError::BadFen { fen, reason });
+    }
     Board::from_fen(&fen, false).map_err(|reason| RulesError::BadFen { fen, reason })
 }
 
@@ -90,7 +170,12 @@ fn is_castle(board: &Board, mv: Move) -> bool {
 
 /// A legal move in UCI notation (castling as the king's two-square move).
 pub fn to_uci(board: &Board, mv: Move) -> String {
-    if is_castle(board, mv) {
+    to_uci_with(board, mv, false)
+}
+
+/// A legal move in UCI notation; with `chess960` castling is king-takes-rook (`UCI_Chess960`).
+pub fn to_uci_with(board: &Board, mv: Move, chess960: bool) -> String {
+    if is_castle(board, mv) && !chess960 {
         let file = if mv.to.file() > mv.from.file() {
             File::G
         } else {
@@ -103,10 +188,16 @@ pub fn to_uci(board: &Board, mv: Move) -> String {
 
 /// Parse a UCI move and check it is legal here.
 pub fn from_uci(board: &Board, text: &str) -> Result<Move, RulesError> {
+    from_uci_with(board, text, false)
+}
+
+/// Parse a UCI move and check it is legal here; with `chess960` castling must be written
+/// king-takes-rook (a king's two-square move is then just an illegal king move).
+pub fn from_uci_with(board: &Board, text: &str, chess960: bool) -> Result<Move, RulesError> {
     let mut mv: Move = text
         .parse()
         .map_err(|_| RulesError::NotUci(text.to_owned()))?;
-    if board.piece_on(mv.from) == Some(Piece::King) && mv.from.file() == File::E {
+    if !chess960 && board.piece_on(mv.from) == Some(Piece::King) && mv.from.file() == File::E {
         let rook_file = match mv.to.file() {
             File::G if mv.from.rank() == mv.to.rank() => Some(File::H),
             File::C if mv.from.rank() == mv.to.rank() => Some(File::A),
@@ -266,6 +357,8 @@ impl BoardEnd {
 /// A game in progress with its repetition history.
 #[derive(Debug, Clone)]
 pub struct Position {
+    /// Chess960: FENs in Shredder-FEN, castling king-takes-rook in UCI.
+    pub chess960: bool,
     pub start_fen: String,
     pub board: Board,
     pub moves_uci: Vec<String>,
@@ -276,8 +369,14 @@ pub struct Position {
 
 impl Position {
     pub fn new(start: &Board) -> Self {
+        Self::new_with(start, false)
+    }
+
+    /// A game from `start`; `chess960` for Fischer random rules of notation.
+    pub fn new_with(start: &Board, chess960: bool) -> Self {
         Self {
-            start_fen: start.to_string(),
+            chess960,
+            start_fen: fen(start, chess960),
             board: start.clone(),
             moves_uci: vec![],
             moves_san: vec![],
@@ -287,7 +386,8 @@ impl Position {
 
     pub fn play(&mut self, mv: Move) {
         self.moves_san.push(san(&self.board, mv));
-        self.moves_uci.push(to_uci(&self.board, mv));
+        self.moves_uci
+            .push(to_uci_with(&self.board, mv, self.chess960));
         self.board.play(mv);
         if self.board.halfmove_clock() == 0 {
             self.history.clear();

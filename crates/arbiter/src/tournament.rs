@@ -182,7 +182,9 @@ pub fn check_config(cfg: &MatchConfig) -> Result<(), MatchError> {
         return Err(MatchError::NoOpenings);
     }
     for (i, b) in cfg.openings.iter().enumerate() {
-        if let Err(e) = crate::rules::parse_position(&b.to_string()) {
+        let chess960 = cfg.game.chess960;
+        if let Err(e) = crate::rules::parse_position_with(&crate::rules::fen(b, chess960), chess960)
+        {
             return Err(MatchError::BadOpening(i + 1, e));
         }
         if let Some(end) = crate::book::game_over(b) {
@@ -546,8 +548,12 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
                     g.pair, cfg.games
                 )));
             }
-            let scheduled = cfg.openings[order[(k % order.len() as u64) as usize]].to_string();
-            if g.fen.as_deref().unwrap_or(crate::rules::STARTPOS) != scheduled {
+            let scheduled = crate::rules::fen(
+                &cfg.openings[order[(k % order.len() as u64) as usize]],
+                cfg.game.chess960,
+            );
+            let standard_start = (!cfg.game.chess960).then_some(crate::rules::STARTPOS);
+            if g.fen.as_deref().or(standard_start) != Some(scheduled.as_str()) {
                 return Err(bad(format!(
                     "game pair {} began from another opening than this match gives it (give \
                      the first run's --book, --book-order and --seed)",

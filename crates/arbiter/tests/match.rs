@@ -616,3 +616,87 @@ fn score_finds_where_an_sprt_stopped() {
         assert!(err.contains(says), "{err}");
     }
 }
+
+#[test]
+fn chess960_games_castle_king_takes_rook_and_python_chess_replays_them() {
+    let tmp = tmp("chess960");
+    let pgn = tmp.path().join("960.pgn");
+    let book960 = format!(
+        "{}/../../data/chess/books/chess960.epd",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    // Our engine when the workspace has built it (it castles often), else the fakes.
+    let actuary = PathBuf::from(env!("CARGO_BIN_EXE_arbiter")).with_file_name("actuary");
+    let (mut args, nodes) = if actuary.exists() {
+        let a = actuary.to_str().unwrap();
+        let mut v = engine("a", a, None);
+        v.extend(engine("b", a, None));
+        (v, "1000")
+    } else {
+        let mut v = engine("a", fake(), Some("random"));
+        v.extend(engine("b", fake(), Some("random")));
+        (v, "100")
+    };
+    args.extend(s(&[
+        "--chess960",
+        "--nodes",
+        nodes,
+        "--games",
+        "8",
+        "--concurrency",
+        "2",
+        "--book",
+        &book960,
+        "--seed",
+        "9",
+        "--adjudicate",
+        "1000,3,0,0,0",
+        "--quiet",
+        "--pgn",
+    ]));
+    args.push(pgn.display().to_string());
+    let (report, text) = run(&args);
+    let p = &report["pairs"][0];
+    assert_eq!(p["games"], 8, "{text}");
+    assert_eq!(p["illegalMoves"], serde_json::json!([0, 0]), "{text}");
+    assert_eq!(p["crashes"], serde_json::json!([0, 0]), "{text}");
+    let games = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(games.matches("[Variant \"Chess960\"]").count(), 8);
+    assert_eq!(games.matches("[SetUp \"1\"]").count(), 8);
+    // python-chess reads the Variant tag and replays each game under Chess960 rules.
+    let script = format!("{}/tests/read_pgn.py", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(&pgn)
+        .output()
+        .expect("python3");
+    let says =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && says.contains("games 8"), "{says}");
+    if actuary.exists() {
+        assert!(
+            games.contains("O-O"),
+            "no game castled: the test would not see castling"
+        );
+    }
+    // Without --chess960 a Shredder-FEN book is refused, with its line.
+    let shredder = tmp.path().join("shredder.epd");
+    std::fs::write(
+        &shredder,
+        "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 0 9\n",
+    )
+    .unwrap();
+    let mut plain = engine("a", fake(), Some("random"));
+    plain.extend(engine("b", fake(), Some("random")));
+    plain.extend(s(&[
+        "--nodes",
+        "10",
+        "--games",
+        "2",
+        "--book",
+        shredder.to_str().unwrap(),
+    ]));
+    let (status, _, err, _) = run_raw("true", &plain);
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("shredder.epd:1: "), "{err}");
+}

@@ -47,7 +47,82 @@ pub const NULL_MOVE: Move = Move {
 pub const MAX_MOVES: usize = 256;
 
 /// Parse a FEN (6 fields) or an EPD position (the first 4 fields; clocks default to `0 1`).
+/// Castling rights are standard `KQkq` (rooks on the a- and h-files).
 pub fn parse_fen(fen: &str) -> Result<Board, BoardError> {
+    parse_fen_with(fen, false)
+}
+
+/// [`parse_fen`] for Chess960 (Fischer random) too: the castling field may name the
+/// rooks' files (Shredder-FEN `HAha`, X-FEN letters) or use `KQkq` for the outermost rook
+/// on each side of the king (X-FEN). A standard position reads the same either way.
+pub fn parse_fen_960(fen: &str) -> Result<Board, BoardError> {
+    parse_fen_with(fen, true)
+}
+
+/// The castling field in Shredder-FEN (rook files, upper case for White), from X-FEN or
+/// Shredder-FEN, using the back ranks of `placement`.
+fn shredder_castling(placement: &str, field: &str) -> Result<String, String> {
+    if field == "-" {
+        return Ok(field.to_owned());
+    }
+    let ranks: Vec<&str> = placement.split('/').collect();
+    // Back-rank pieces, [White's rank 1, Black's rank 8], by file.
+    let row = |text: &str| {
+        let mut out = [None; 8];
+        let mut f = 0usize;
+        for c in text.chars() {
+            match c.to_digit(10) {
+                Some(d) => f += d as usize,
+                None => {
+                    if f < 8 {
+                        out[f] = Some(c);
+                    }
+                    f += 1;
+                }
+            }
+        }
+        out
+    };
+    let back = [
+        row(ranks.last().copied().unwrap_or("")),
+        row(ranks.first().copied().unwrap_or("")),
+    ];
+    let mut out = String::new();
+    for c in field.chars() {
+        let white = c.is_ascii_uppercase();
+        let side = &back[usize::from(!white)];
+        let (king, rook) = if white { ('K', 'R') } else { ('k', 'r') };
+        let name = if white { "White" } else { "Black" };
+        let file = match c.to_ascii_lowercase() {
+            f @ 'a'..='h' => f,
+            k @ ('k' | 'q') => {
+                let kf = side.iter().position(|p| *p == Some(king)).ok_or_else(|| {
+                    format!("castling right {c} but {name}'s king is not on its back rank")
+                })?;
+                let rooks = (0..8).filter(|&f| side[f] == Some(rook));
+                let pick = if k == 'k' {
+                    rooks.filter(|&f| f > kf).max()
+                } else {
+                    rooks.filter(|&f| f < kf).min()
+                };
+                let f = pick.ok_or_else(|| {
+                    format!("castling right {c} but no {name} rook on that side of its king")
+                })?;
+                (b'a' + f as u8) as char
+            }
+            _ => return Err(format!("'{c}' is not a castling right")),
+        };
+        out.push(if white {
+            file.to_ascii_uppercase()
+        } else {
+            file
+        });
+    }
+    Ok(out)
+}
+
+/// [`parse_fen_960`] when `chess960`, else [`parse_fen`].
+pub fn parse_fen_with(fen: &str, chess960: bool) -> Result<Board, BoardError> {
     let fields: Vec<&str> = fen.split_whitespace().collect();
     let text = match fields.len() {
         4 => format!("{} 0 1", fields.join(" ")),
@@ -62,6 +137,18 @@ pub fn parse_fen(fen: &str) -> Result<Board, BoardError> {
     };
     if let Some(reason) = impossible(fields[0], fields[1]) {
         return Err(BoardError::Impossible { fen: text, reason });
+    }
+    if chess960 && fields.len() >= 3 {
+        let castling =
+            shredder_castling(fields[0], fields[2]).map_err(|reason| BoardError::Impossible {
+                fen: text.clone(),
+                reason,
+            })?;
+        let mut f: Vec<&str> = text.split_whitespace().collect();
+        f[2] = &castling;
+        let shredder = f.join(" ");
+        return Board::from_fen(&shredder, true)
+            .map_err(|reason| BoardError::BadFen { fen: text, reason });
     }
     Board::from_fen(&text, false).map_err(|reason| BoardError::BadFen { fen: text, reason })
 }
@@ -311,10 +398,16 @@ pub fn legal_moves(board: &Board) -> Vec<Move> {
 
 /// UCI text of a move, with castling written the standard way (e1g1, not e1h1).
 pub fn move_to_uci(board: &Board, mv: Move) -> String {
+    move_to_uci_with(board, mv, false)
+}
+
+/// UCI text of a move; with `chess960` castling is written king-takes-rook (e1h1, the
+/// `UCI_Chess960` convention), else the standard way.
+pub fn move_to_uci_with(board: &Board, mv: Move, chess960: bool) -> String {
     if mv == NULL_MOVE {
         return "0000".to_string();
     }
-    if is_castle(board, mv) {
+    if is_castle(board, mv) && !chess960 {
         let file = if mv.to.file() > mv.from.file() {
             File::G
         } else {
@@ -511,8 +604,14 @@ pub struct Position {
 
 impl Position {
     pub fn from_fen(fen: &str) -> Result<Self, BoardError> {
+        Self::from_fen_with(fen, false)
+    }
+
+    /// [`Position::from_fen`]; with `chess960` the castling field may be X-FEN or
+    /// Shredder-FEN ([`parse_fen_960`]).
+    pub fn from_fen_with(fen: &str, chess960: bool) -> Result<Self, BoardError> {
         Ok(Self {
-            board: parse_fen(fen)?,
+            board: parse_fen_with(fen, chess960)?,
             history: Vec::new(),
         })
     }
@@ -589,6 +688,11 @@ fn split_operands(text: &str) -> Vec<String> {
 /// Parse one EPD line: 4 FEN fields, optional clocks, then `opcode operands;` groups.
 /// Also accepts the perft-suite style `FEN ;D1 20 ;D2 400`.
 pub fn parse_epd(line: &str) -> Result<Epd, BoardError> {
+    parse_epd_with(line, false)
+}
+
+/// [`parse_epd`]; with `chess960` the castling field may be X-FEN or Shredder-FEN.
+pub fn parse_epd_with(line: &str, chess960: bool) -> Result<Epd, BoardError> {
     let line = line.trim();
     let mut rest = line;
     let mut fields = Vec::new();
@@ -620,7 +724,7 @@ pub fn parse_epd(line: &str) -> Result<Epd, BoardError> {
     } else {
         fields.join(" ")
     };
-    let board = parse_fen(&fen)?;
+    let board = parse_fen_with(&fen, chess960)?;
     let mut ops = Vec::new();
     // Split on ';' outside quotes.
     let mut quoted = false;
@@ -782,5 +886,58 @@ mod tests {
         let e = parse_epd("8/8/8/3kK3/8/8/8/8 w - - bm Kd4;").unwrap_err();
         assert!(e.to_string().contains("adjacent"), "{e}");
         assert!(Position::from_fen("8/8/8/3kK3/8/8/8/8 w - - 0 1").is_err());
+    }
+}
+
+#[cfg(test)]
+mod chess960_tests {
+    use super::*;
+
+    #[test]
+    fn castling_fields_in_every_notation() {
+        // King e1, rooks b1 and g1 (and the mirror for Black).
+        let placement = "1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1";
+        let shredder = parse_fen_960(&format!("{placement} w GBgb - 0 1")).unwrap();
+        let xfen = parse_fen_960(&format!("{placement} w KQkq - 0 1")).unwrap();
+        assert_eq!(shredder, xfen);
+        let r = shredder.castle_rights(Color::White);
+        assert_eq!((r.short, r.long), (Some(File::G), Some(File::B)));
+        // KQkq means a- and h-rooks in standard chess: there are none here.
+        assert!(parse_fen(&format!("{placement} w KQkq - 0 1")).is_err());
+        // X-FEN takes the outermost rook: two rooks on the king side, the h-rook castles.
+        let two = parse_fen_960("4k3/8/8/8/8/8/8/4KRR1 w K - 0 1").unwrap();
+        assert_eq!(two.castle_rights(Color::White).short, Some(File::G));
+        let e = parse_fen_960("4k3/8/8/8/8/8/8/R3K3 w K - 0 1").unwrap_err();
+        assert!(e.to_string().contains("no White rook on that side"), "{e}");
+        let e = parse_fen_960("4k3/8/8/8/8/8/8/R3K3 w X - 0 1").unwrap_err();
+        assert!(e.to_string().contains("'X' is not a castling right"), "{e}");
+        // A standard position reads the same in both parsers.
+        assert_eq!(
+            parse_fen_960(STARTPOS_FEN).unwrap(),
+            parse_fen(STARTPOS_FEN).unwrap()
+        );
+    }
+
+    #[test]
+    fn castling_moves_in_both_conventions() {
+        let b = parse_fen_960("1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1").unwrap();
+        // Short castling: the king goes to g1 where its rook stands; king-takes-rook is
+        // e1g1 here, the standard spelling would also be e1g1.
+        let short = uci_to_move(&b, "e1g1").unwrap();
+        assert!(is_castle(&b, short));
+        assert_eq!(move_to_uci_with(&b, short, true), "e1g1");
+        let long = uci_to_move(&b, "e1b1").unwrap();
+        assert!(is_castle(&b, long));
+        assert_eq!(move_to_uci_with(&b, long, true), "e1b1");
+        assert_eq!(move_to_uci_with(&b, long, false), "e1c1");
+        let mut after = b.clone();
+        after.play(long);
+        assert_eq!(after.piece_on(Square::C1), Some(Piece::King));
+        assert_eq!(after.piece_on(Square::D1), Some(Piece::Rook));
+        // The standard start position: e1h1 in Chess960 notation, e1g1 otherwise.
+        let s = parse_fen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
+        let oo = uci_to_move(&s, "e1g1").unwrap();
+        assert_eq!(move_to_uci_with(&s, oo, true), "e1h1");
+        assert_eq!(move_to_uci(&s, oo), "e1g1");
     }
 }

@@ -275,6 +275,9 @@ pub struct Engine {
     pub prune: PruneConfig,
     /// Files behind `prune.fh-table` / `prune.rfp-table` (`None`: embedded).
     prune_files: [Option<std::path::PathBuf>; 2],
+    /// UCI `UCI_Chess960`: X-FEN/Shredder-FEN castling in `position fen`, castling moves
+    /// written king-takes-rook.
+    pub chess960: bool,
 }
 
 /// Value of `LazyTables` that selects the tables built into the engine.
@@ -305,6 +308,7 @@ impl Engine {
             tables: LazyMargins::embedded(),
             prune: PruneConfig::default(),
             prune_files: [None, None],
+            chess960: false,
         }
     }
 
@@ -387,6 +391,7 @@ impl Engine {
                 println!("option name Threads type spin default 1 min 1 max {THREADS_MAX}");
                 println!("option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}");
                 println!("option name Ponder type check default false");
+                println!("option name UCI_Chess960 type check default false");
                 println!(
                     "option name Move Overhead type spin default {DEFAULT_MOVE_OVERHEAD_MS} min 0 max 5000"
                 );
@@ -411,7 +416,8 @@ impl Engine {
                 self.set_option(&name, &value)?;
             }
             Command::Position { fen, moves } => {
-                let mut pos = Position::from_fen(fen.as_deref().unwrap_or(STARTPOS_FEN))?;
+                let mut pos =
+                    Position::from_fen_with(fen.as_deref().unwrap_or(STARTPOS_FEN), self.chess960)?;
                 for m in &moves {
                     pos.play_uci(m)?;
                 }
@@ -528,7 +534,19 @@ impl Engine {
                     )
                 };
             }
-            "ponder" | "uci_chess960" | "uci_showwdl" => {}
+            "uci_chess960" => {
+                self.chess960 = match value.trim().to_ascii_lowercase().as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => {
+                        return Err(UciError::OptionValue {
+                            name: name.to_owned(),
+                            value: value.to_owned(),
+                        });
+                    }
+                };
+            }
+            "ponder" | "uci_showwdl" => {}
             "prune.fh-table" | "prune.rfp-table" => {
                 let v = value.trim();
                 let slot = usize::from(name.eq_ignore_ascii_case("prune.rfp-table"));
@@ -604,6 +622,7 @@ impl Engine {
             lazy: self.lazy_eval.then(|| Arc::clone(&self.tables)),
             prune: self.prune.clone(),
             ponder: self.ponder.clone(),
+            chess960: self.chess960,
         };
         let mut workers = std::mem::take(&mut self.workers);
         if workers.is_empty() {
@@ -613,6 +632,7 @@ impl Engine {
         let stop = Arc::clone(&self.stop);
         stop.store(false, Relaxed);
         let pos = self.pos.clone();
+        let chess960 = self.chess960;
         let handle = std::thread::Builder::new()
             .stack_size(64 << 20)
             .spawn(move || {
@@ -621,7 +641,7 @@ impl Engine {
                 println!("info string prune {}", r.prunes.pairs());
                 let best = r
                     .best_move
-                    .map(|m| crate::board::move_to_uci(&pos.board, m))
+                    .map(|m| crate::board::move_to_uci_with(&pos.board, m, chess960))
                     .unwrap_or_else(|| "0000".into());
                 let ponder = match (r.best_move, r.ponder) {
                     (Some(b), Some(p)) => {
@@ -629,7 +649,7 @@ impl Engine {
                         after.play_unchecked(b);
                         after
                             .is_legal(p)
-                            .then(|| crate::board::move_to_uci(&after, p))
+                            .then(|| crate::board::move_to_uci_with(&after, p, chess960))
                     }
                     _ => None,
                 };

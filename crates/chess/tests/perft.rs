@@ -38,3 +38,41 @@ fn perft_depth5() {
 fn perft_depth6() {
     check(6);
 }
+
+const CHESS960: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../data/chess/suites/chess960.epd"
+));
+
+/// Chess960 (Fischer random): the public 960-position suite, Shredder-FEN castling, every
+/// position to depth 3 and the first twenty to depth 5 (about a second in release; all 960
+/// to depth 4 is `actuary perft-suite data/chess/suites/chess960.epd 4`, ~5 s).
+#[test]
+fn chess960_perft() {
+    let shallow = run_perft_suite(CHESS960, 3).expect("suite parses");
+    assert_eq!(shallow.len(), 960 * 3);
+    let first: String = CHESS960
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .take(20)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let deep = run_perft_suite(&first, 5).expect("suite parses");
+    assert_eq!(deep.len(), 20 * 5);
+    let bad: Vec<String> = shallow
+        .iter()
+        .chain(&deep)
+        .filter(|c| c.got != c.expected)
+        .map(|c| {
+            format!(
+                "D{} expected {} got {} ({})",
+                c.depth, c.expected, c.got, c.fen
+            )
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "chess960 perft mismatches:\n{}",
+        bad.join("\n")
+    );
+}

@@ -13,7 +13,9 @@
 
 use std::io::{BufRead, Write};
 
-use arbiter::rules::{STARTPOS, from_uci, legal_moves, parse_position, to_uci};
+use arbiter::rules::{
+    STARTPOS, from_uci_with, legal_moves, parse_position, parse_position_with, to_uci_with,
+};
 
 fn main() {
     let mut mode = std::env::args().nth(1).unwrap_or_else(|| "random".into());
@@ -46,6 +48,7 @@ fn main() {
     let long = "info string ".to_owned() + &"x".repeat(300_000);
     let mut board = parse_position(STARTPOS).expect("startpos");
     let mut gos = 0;
+    let mut chess960 = false;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -60,6 +63,13 @@ fn main() {
             Some("uci") => {
                 let _ = writeln!(out, "id name fake-{mode}\nid author actuary tests\nuciok");
             }
+            Some("setoption")
+                if line
+                    .to_ascii_lowercase()
+                    .contains("name uci_chess960 value true") =>
+            {
+                chess960 = true;
+            }
             Some("isready") => {
                 let _ = writeln!(out, "readyok");
             }
@@ -69,11 +79,13 @@ fn main() {
                 board = if words.get(1) == Some(&"startpos") {
                     parse_position(STARTPOS).expect("startpos")
                 } else {
-                    parse_position(&words[2..fen_end].join(" ")).expect("arbiter sends valid FEN")
+                    parse_position_with(&words[2..fen_end].join(" "), chess960)
+                        .expect("arbiter sends valid FEN")
                 };
                 if let Some(i) = moves_at {
                     for m in &words[i + 1..] {
-                        let mv = from_uci(&board, m).expect("arbiter sends legal moves");
+                        let mv =
+                            from_uci_with(&board, m, chess960).expect("arbiter sends legal moves");
                         board.play(mv);
                     }
                 }
@@ -100,7 +112,7 @@ fn main() {
                         let _ = writeln!(
                             out,
                             "info depth 1 score cp 0\nbestmove {}",
-                            to_uci(&board, pick)
+                            to_uci_with(&board, pick, chess960)
                         );
                     }
                 }

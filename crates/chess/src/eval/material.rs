@@ -121,7 +121,7 @@ impl Material {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::{legal_moves, parse_fen};
+    use crate::board::legal_moves;
     use crate::eval::army_scaler;
 
     /// Walk the legal move tree and compare the delta update with a from-scratch count at
@@ -159,8 +159,10 @@ mod tests {
                 3,
             ),
             ("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2", 2),
+            // Chess960: king b1 castles with rooks a1 (king stays on c1's side) and g1.
+            ("rk4r1/pppppppp/8/8/8/8/PPPPPPPP/RK4R1 w GAga - 0 1", 3),
         ] {
-            let b = parse_fen(fen).unwrap();
+            let b = crate::board::parse_fen_960(fen).unwrap();
             walk(&b, Material::from_board(&b), depth, &mut checked);
         }
         assert!(checked > 100_000, "{checked}");

@@ -6,7 +6,7 @@ use super::params::*;
 use super::time::{Limits, TimeManager};
 use super::tt::Tt;
 use super::{RootLine, SharedCtx, Worker, uci_score};
-use crate::board::{Move, NULL_MOVE, Position, legal_moves, move_to_uci};
+use crate::board::{Move, NULL_MOVE, Position, legal_moves, move_to_uci_with};
 use crate::eval::LazyMargins;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -61,6 +61,8 @@ pub struct SearchOptions {
     pub prune: super::prune::PruneConfig,
     /// `go ponder`: no limit applies until the UCI loop sets this (`ponderhit`).
     pub ponder: Option<super::time::PonderHit>,
+    /// `UCI_Chess960`: castling moves in `info ... pv` are written king-takes-rook.
+    pub chess960: bool,
 }
 
 impl Default for SearchOptions {
@@ -72,6 +74,7 @@ impl Default for SearchOptions {
             lazy: None,
             prune: super::prune::PruneConfig::default(),
             ponder: None,
+            chess960: false,
         }
     }
 }
@@ -253,7 +256,7 @@ fn iterate(
             let ms = ctx.time.elapsed_ms();
             let nps = total * 1000 / ms.max(1);
             for (i, line) in lines.iter().enumerate() {
-                let pv: Vec<String> = pv_to_uci(board, &line.pv);
+                let pv: Vec<String> = pv_to_uci(board, &line.pv, opts.chess960);
                 println!(
                     "info depth {depth} seldepth {} multipv {} score {} nodes {total} nps {nps} hashfull {} time {ms} pv {}",
                     w.seldepth,
@@ -302,15 +305,16 @@ fn iterate(
     result
 }
 
-/// UCI strings of a PV, stopping at the first move that is not legal (defensive).
-pub fn pv_to_uci(board: &crate::board::Board, pv: &[Move]) -> Vec<String> {
+/// UCI strings of a PV (castling king-takes-rook when `chess960`), stopping at the first
+/// move that is not legal (defensive).
+pub fn pv_to_uci(board: &crate::board::Board, pv: &[Move], chess960: bool) -> Vec<String> {
     let mut b = board.clone();
     let mut out = Vec::with_capacity(pv.len());
     for &m in pv {
         if !b.is_legal(m) {
             break;
         }
-        out.push(move_to_uci(&b, m));
+        out.push(move_to_uci_with(&b, m, chess960));
         b.play_unchecked(m);
     }
     out

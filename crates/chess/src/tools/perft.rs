@@ -5,11 +5,15 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::{ToolError, read};
-use crate::board::{Board, BoardError, move_to_uci, parse_epd, parse_fen};
+use crate::board::{Board, BoardError, move_to_uci_with, parse_epd_with};
 
 /// `actuary perft <DEPTH> [FEN...]`.
 #[derive(Debug, clap::Args)]
 pub struct PerftArgs {
+    /// Chess960: read X-FEN/Shredder-FEN castling and print castling moves king-takes-rook
+    /// (as Stockfish does with `UCI_Chess960`).
+    #[arg(long)]
+    pub chess960: bool,
     /// Depth in plies.
     pub depth: u32,
     /// The position as FEN, quoted or not (4 to 6 fields; clocks default to `0 1`); the start
@@ -24,10 +28,10 @@ impl PerftArgs {
         let board = if self.fen.is_empty() {
             Board::default()
         } else {
-            parse_fen(&self.fen.join(" "))?
+            crate::board::parse_fen_with(&self.fen.join(" "), self.chess960)?
         };
         let start = Instant::now();
-        let (lines, total) = perft_divide(&board, self.depth);
+        let (lines, total) = perft_divide_with(&board, self.depth, self.chess960);
         for (m, n) in lines {
             println!("{m}: {n}");
         }
@@ -115,6 +119,11 @@ pub fn perft(board: &Board, depth: u32) -> u64 {
 
 /// Per-root-move counts (UCI move text) and the total, like Stockfish's `go perft`.
 pub fn perft_divide(board: &Board, depth: u32) -> (Vec<(String, u64)>, u64) {
+    perft_divide_with(board, depth, false)
+}
+
+/// [`perft_divide`], castling written king-takes-rook when `chess960`.
+pub fn perft_divide_with(board: &Board, depth: u32, chess960: bool) -> (Vec<(String, u64)>, u64) {
     let mut lines = Vec::new();
     let mut total = 0;
     if depth == 0 {
@@ -125,7 +134,7 @@ pub fn perft_divide(board: &Board, depth: u32) -> (Vec<(String, u64)>, u64) {
         child.play_unchecked(mv);
         let n = perft(&child, depth - 1);
         total += n;
-        lines.push((move_to_uci(board, mv), n));
+        lines.push((move_to_uci_with(board, mv, chess960), n));
     }
     (lines, total)
 }
@@ -147,7 +156,8 @@ pub fn run_perft_suite(text: &str, max_depth: u32) -> Result<Vec<PerftCheck>, Pe
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        let epd = parse_epd(line).map_err(|source| PerftSuiteError::Epd {
+        // Chess960 castling fields read too (a standard position reads the same).
+        let epd = parse_epd_with(line, true).map_err(|source| PerftSuiteError::Epd {
             line: i + 1,
             source,
         })?;
