@@ -36,8 +36,22 @@ pub struct Board {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BoardError {
     Length(usize),
-    Digit { index: usize, found: char },
-    Hole { column: usize, row: usize },
+    Digit {
+        index: usize,
+        found: char,
+    },
+    Hole {
+        column: usize,
+        row: usize,
+    },
+    /// A numbered disc whose row or column run equals its value: it would have popped, so
+    /// no board between moves holds it.
+    Unsettled {
+        row: usize,
+        column: usize,
+        value: u8,
+        line: &'static str,
+    },
 }
 
 impl fmt::Display for BoardError {
@@ -51,6 +65,15 @@ impl fmt::Display for BoardError {
             BoardError::Hole { column, row } => write!(
                 f,
                 "impossible board: column {column} has a hole at row {row} (an empty cell under a disc; columns are bottom-packed)"
+            ),
+            BoardError::Unsettled {
+                row,
+                column,
+                value,
+                line,
+            } => write!(
+                f,
+                "impossible board: the {value} at row {row}, column {column} would pop (its {line} run is {value} long); a board between moves has no disc left to pop"
             ),
         }
     }
@@ -116,21 +139,25 @@ impl Board {
         (0..SIZE).map(|c| self.height(c)).sum()
     }
 
-    /// Parse the 49-digit serialization (row-major from the top).
+    /// Parse the 49-digit serialization (row-major from the top). Columns must be
+    /// bottom-packed; see [`Board::parse_settled`] for boards between moves.
     pub fn parse(s: &str) -> Result<Self, BoardError> {
-        let bytes = s.trim().as_bytes();
-        if bytes.len() != 49 {
-            return Err(BoardError::Length(s.trim().chars().count()));
+        let t = s.trim();
+        let n = t.chars().count();
+        if n != 49 {
+            return Err(BoardError::Length(n));
         }
         let mut b = Board::default();
-        for (i, &ch) in bytes.iter().enumerate() {
-            if !ch.is_ascii_digit() {
-                let found = s.trim()[i..].chars().next().unwrap_or('?');
-                return Err(BoardError::Digit { index: i, found });
-            }
+        for (i, ch) in t.chars().enumerate() {
+            let Some(v) = ch.to_digit(10) else {
+                return Err(BoardError::Digit {
+                    index: i,
+                    found: ch,
+                });
+            };
             let (row, col) = (i / SIZE, i % SIZE);
             let e = SIZE - 1 - row;
-            b.cols[col] |= ((ch - b'0') as u32) << (4 * e);
+            b.cols[col] |= v << (4 * e);
         }
         for c in 0..SIZE {
             let w = b.cols[c];
@@ -145,6 +172,44 @@ impl Board {
             }
         }
         Ok(b)
+    }
+
+    /// [`Board::parse`], and refuse a board on which a disc would still pop: every board a
+    /// player sees between moves is settled (each move resolves its waves until nothing
+    /// pops), so such a board is a typing error, not a position.
+    pub fn parse_settled(s: &str) -> Result<Self, BoardError> {
+        let b = Self::parse(s)?;
+        b.check_settled()?;
+        Ok(b)
+    }
+
+    /// `Err(Unsettled)` for the first disc (row-major from the top) that would pop.
+    pub fn check_settled(&self) -> Result<(), BoardError> {
+        for row in 0..SIZE {
+            for col in 0..SIZE {
+                let v = self.cell(row, col);
+                if !(1..=7).contains(&v) {
+                    continue;
+                }
+                let occupied = |c: usize| self.cell(row, c) != EMPTY;
+                let left = (0..col).rev().take_while(|&c| occupied(c)).count();
+                let right = (col + 1..SIZE).take_while(|&c| occupied(c)).count();
+                let line = if (left + right + 1) as u8 == v {
+                    "row"
+                } else if self.height(col) as u8 == v {
+                    "column"
+                } else {
+                    continue;
+                };
+                return Err(BoardError::Unsettled {
+                    row,
+                    column: col,
+                    value: v,
+                    line,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Write the 49-digit serialization into `out`.
@@ -281,6 +346,55 @@ mod tests {
             Board::parse(&s),
             Err(BoardError::Hole { column: 0, row: 6 })
         );
+    }
+
+    #[test]
+    fn unsettled_boards_and_odd_characters() {
+        // a 1 alone in its column (height 1) has already popped
+        let s = "0000000000000000000000000000000000000000001888888";
+        assert!(Board::parse(s).is_ok());
+        assert_eq!(
+            Board::parse_settled(s),
+            Err(BoardError::Unsettled {
+                row: 6,
+                column: 0,
+                value: 1,
+                line: "column"
+            })
+        );
+        // a 7 in a full bottom row pops by its row
+        let s = "0000000000000000000000000000000000000000008887888";
+        let e = Board::parse_settled(s).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the 7 at row 6, column 3 would pop (its row run is 7 long)")
+        );
+        // the start board and the boards of real games are settled
+        assert_eq!(Board::parse_settled(START_BOARD), Ok(Board::start()));
+        for (state, _) in crate::runner::sample_states(0x0404_0000, 2_000) {
+            assert_eq!(state.board.check_settled(), Ok(()), "{}", state.board);
+        }
+        // 49 characters, one of them not a digit (and not one byte)
+        let s = format!("{}é", &START_BOARD[..48]);
+        assert_eq!(
+            Board::parse(&s),
+            Err(BoardError::Digit {
+                index: 48,
+                found: 'é'
+            })
+        );
+    }
+
+    proptest::proptest! {
+        /// Any text: a board or an error, never a panic; a board prints back as itself.
+        #[test]
+        fn any_text_parses_or_is_refused(s in "\\PC{0,60}|[0-9]{49}|[0-9 é]{47,51}") {
+            if let Ok(b) = Board::parse(&s) {
+                proptest::prop_assert_eq!(b.to_string(), s.trim());
+                proptest::prop_assert_eq!(Board::parse(&b.to_string()), Ok(b));
+            }
+            let _ = Board::parse_settled(&s);
+        }
     }
 
     #[test]

@@ -94,6 +94,10 @@ pub enum LeaseError {
     },
     #[error("a lease named `{0}` already exists")]
     Exists(String),
+    #[error(
+        "bad lease name {0:?}: use 1 to 200 characters, no control characters and no spaces at either end"
+    )]
+    BadId(String),
 }
 
 /// Reserved (not yet read) or opened (read at least once).
@@ -129,13 +133,18 @@ impl Lease {
         let start = crate::seeds::parse_seed(&self.range_start_hex)
             .map_err(|e| format!("lease {}: {e}", self.id))?;
         // the end may be 0x100000000
-        let end = u64::from_str_radix(self.range_end_exclusive_hex.trim_start_matches("0x"), 16)
-            .map_err(|_| {
-                format!(
-                    "lease {}: bad end `{}`",
-                    self.id, self.range_end_exclusive_hex
-                )
-            })?;
+        let end = u64::from_str_radix(
+            self.range_end_exclusive_hex
+                .strip_prefix("0x")
+                .unwrap_or("-"),
+            16,
+        )
+        .map_err(|_| {
+            format!(
+                "lease {}: bad end `{}`",
+                self.id, self.range_end_exclusive_hex
+            )
+        })?;
         let count = end.saturating_sub(start as u64);
         SeedBlock::new(start, count).map_err(|e| format!("lease {}: {e}", self.id))
     }
@@ -158,6 +167,9 @@ pub struct Ledger {
 /// The ledger format tag.
 pub const LEDGER_FORMAT: &str = "actuary-seed-ledger-v1";
 
+/// The largest ledger file read (a ledger of thousands of leases is a few megabytes).
+pub const MAX_LEDGER_BYTES: u64 = 64 << 20;
+
 impl Ledger {
     /// An empty ledger.
     pub fn new() -> Self {
@@ -168,30 +180,50 @@ impl Ledger {
         }
     }
 
-    /// Read a ledger; a missing file is an empty ledger.
+    /// Read a ledger; a missing file is an empty ledger. Anything but a regular file of at
+    /// most [`MAX_LEDGER_BYTES`] holding an `actuary-seed-ledger-v1` is refused (and a FIFO or
+    /// a device is never opened, so nothing blocks or reads without end).
     pub fn load(path: &Path) -> Result<Self, LeaseError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                let format = |message: String| LeaseError::Format {
-                    path: path.to_owned(),
-                    message,
-                };
-                let mut l: Ledger =
-                    serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
-                l.blocks = l
-                    .leases
-                    .iter()
-                    .map(Lease::block)
-                    .collect::<Result<_, _>>()
-                    .map_err(format)?;
-                Ok(l)
+        let format = |message: String| LeaseError::Format {
+            path: path.to_owned(),
+            message,
+        };
+        let io = |source| LeaseError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::new()),
+            Err(e) => return Err(io(e)),
+            Ok(m) if !m.is_file() => return Err(format("it is not a regular file".into())),
+            Ok(m) if m.len() > MAX_LEDGER_BYTES => {
+                return Err(format(format!(
+                    "{} bytes; a seed ledger is a small JSON file",
+                    m.len()
+                )));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::new()),
-            Err(source) => Err(LeaseError::Io {
-                path: path.to_owned(),
-                source,
-            }),
+            Ok(_) => {}
         }
+        let text = std::fs::read(path).map_err(io)?;
+        let text = String::from_utf8(text).map_err(|_| format("it is not UTF-8 text".into()))?;
+        let mut l: Ledger = serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
+        if l.format != LEDGER_FORMAT {
+            return Err(format(format!(
+                "format `{}`, expected `{LEDGER_FORMAT}`",
+                l.format
+            )));
+        }
+        l.blocks = l
+            .leases
+            .iter()
+            .map(Lease::block)
+            .collect::<Result<_, _>>()
+            .map_err(format)?;
+        let mut ids = std::collections::HashSet::new();
+        if let Some(l) = l.leases.iter().find(|l| !ids.insert(l.id.as_str())) {
+            return Err(format(format!("lease `{}` appears twice", l.id)));
+        }
+        Ok(l)
     }
 
     /// Write atomically.
@@ -214,6 +246,15 @@ impl Ledger {
             let p = p.to_owned();
             move |source| LeaseError::Io { path: p, source }
         };
+        if let Ok(m) = std::fs::metadata(path)
+            && !m.is_file()
+        {
+            // before the lock file appears beside it (no `/dev/full.lock`)
+            return Err(LeaseError::Format {
+                path: path.to_owned(),
+                message: "it is not a regular file".into(),
+            });
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io(dir))?;
         }
@@ -270,6 +311,13 @@ impl Ledger {
         block: SeedBlock,
         notes: &str,
     ) -> Result<(), LeaseError> {
+        if id.is_empty()
+            || id.chars().count() > 200
+            || id.trim() != id
+            || id.chars().any(char::is_control)
+        {
+            return Err(LeaseError::BadId(id.to_owned()));
+        }
         if let Some((_, l, _)) = self.overlapping(block).next() {
             return Err(LeaseError::Overlap {
                 block: range_of(block),
@@ -535,5 +583,106 @@ mod tests {
         });
         assert!(e.is_err());
         assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    /// Files that are not ledgers: devices and FIFOs are refused without being opened (no
+    /// endless read of /dev/zero, no lock file beside /dev/full), foreign JSON by its format,
+    /// a lease listed twice, and bad lease names.
+    #[test]
+    fn non_ledgers_are_refused() {
+        for dev in ["/dev/zero", "/dev/full", "/dev/null"] {
+            let e = Ledger::load(Path::new(dev)).unwrap_err().to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+            let e = Ledger::update(Path::new(dev), |_| Ok(())).unwrap_err();
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+            assert!(!Path::new(&format!("{dev}.lock")).exists());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let e = Ledger::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let path = dir.path().join("l.json");
+        std::fs::write(&path, r#"{"format":"something-else","leases":[]}"#).unwrap();
+        let e = Ledger::load(&path).unwrap_err().to_string();
+        assert!(e.contains("format `something-else`"), "{e}");
+        let lease = r#"{"id":"a","role":"screen","rangeStartHex":"0x10","rangeEndExclusiveHex":"0x20","state":"reserved"}"#;
+        std::fs::write(
+            &path,
+            format!(r#"{{"format":"actuary-seed-ledger-v1","leases":[{lease},{lease}]}}"#),
+        )
+        .unwrap();
+        let e = Ledger::load(&path).unwrap_err().to_string();
+        assert!(e.contains("lease `a` appears twice"), "{e}");
+        std::fs::write(&path, [0xffu8, 0xfe, b'{']).unwrap();
+        assert!(
+            Ledger::load(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("not UTF-8")
+        );
+        let mut l = Ledger::new();
+        for bad in ["", " x", "x\n", "a\u{7}b", &"x".repeat(201)] {
+            let e = l.reserve(bad, Role::Screen, b("1:2"), "").unwrap_err();
+            assert!(e.to_string().contains("bad lease name"), "{e}");
+        }
+        l.reserve("my block 1", Role::Screen, b("1:2"), "").unwrap();
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            /// Any file content: a ledger or an error, never a panic.
+            #[test]
+            fn any_text_loads_or_is_refused(text in "\\PC{0,200}", bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("l.json");
+                std::fs::write(&path, &text).unwrap();
+                let _ = Ledger::load(&path);
+                std::fs::write(&path, &bytes).unwrap();
+                let _ = Ledger::load(&path);
+            }
+
+            /// Ledger-shaped JSON with hostile field values: never a panic.
+            #[test]
+            fn hostile_leases_are_refused_or_loaded(
+                start in "\\PC{0,12}|0x[0-9a-fA-F+]{0,10}",
+                end in "\\PC{0,12}|0x[0-9a-fA-F+]{0,10}",
+                role in "training|validation|screen|\\PC{0,8}",
+                state in "reserved|opened|\\PC{0,8}",
+            ) {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("l.json");
+                let lease = serde_json::json!({"id": "x", "role": role, "rangeStartHex": start,
+                    "rangeEndExclusiveHex": end, "state": state});
+                let text = serde_json::json!({"format": LEDGER_FORMAT, "leases": [lease]}).to_string();
+                std::fs::write(&path, text).unwrap();
+                if let Ok(l) = Ledger::load(&path) {
+                    let b = l.leases[0].block().unwrap();
+                    prop_assert!(b.end_exclusive() <= 1 << 32 && b.count() >= 1);
+                }
+            }
+
+            /// Saved ledgers load back equal: reserve disjoint blocks, open some, save, load.
+            #[test]
+            fn saved_ledgers_round_trip(
+                blocks in proptest::collection::vec((0u32..1 << 20, 1u64..5000, 0usize..3, any::<bool>(), "\\PC{0,20}"), 0..12),
+            ) {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("l.json");
+                let mut l = Ledger::new();
+                let roles = [Role::Training, Role::Validation, Role::Screen];
+                for (i, (start, n, r, open, notes)) in blocks.into_iter().enumerate() {
+                    let block = SeedBlock::new(start << 12, n).unwrap();
+                    if l.reserve(&format!("lease-{i}"), roles[r], block, &notes).is_ok() && open {
+                        l.open(roles[r], block, &format!("run {i}"), true, i as u64).unwrap();
+                    }
+                }
+                l.save(&path).unwrap();
+                prop_assert_eq!(Ledger::load(&path).unwrap(), l);
+            }
+        }
     }
 }

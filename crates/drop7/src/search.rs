@@ -238,6 +238,12 @@ impl Key {
     }
 }
 
+/// Bytes a direct-mapped table of `entries` takes (rounded up to a power of two, as
+/// [`TableKind::Direct`] is): 48 per entry.
+pub fn direct_table_bytes(entries: usize) -> u64 {
+    entries.max(1).next_power_of_two() as u64 * std::mem::size_of::<Slot>() as u64
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     key: Key,

@@ -338,6 +338,25 @@ mod tests {
             prop_assert_eq!(y.overlaps(&x), shared);
         }
 
+        /// Any text as a seed, a block or a shard: a value or an error, never a panic; an
+        /// accepted block stays inside the 32-bit space and prints back as itself.
+        #[test]
+        fn any_text_parses_or_is_refused(
+            text in "\\PC{0,30}|(0[xX])?[0-9a-fA-F]{0,10}:(0x)?[0-9a-f+-]{0,12}|[0-9]{1,12}/[0-9]{1,12}",
+        ) {
+            let _ = parse_seed(&text);
+            if let Ok(b) = text.parse::<SeedBlock>() {
+                prop_assert!(b.count() >= 1 && b.end_exclusive() <= 1 << 32);
+                prop_assert_eq!(b.to_string().parse::<SeedBlock>().unwrap(), b);
+            }
+            if text != "slurm"
+                && let Ok(s) = text.parse::<Shard>()
+            {
+                prop_assert!(s.index < s.count);
+                prop_assert_eq!(s.to_string().parse::<Shard>().unwrap(), s);
+            }
+        }
+
         /// Display and FromStr are inverse.
         #[test]
         fn display_round_trips(a in any::<u32>(), n in 1u64..=(1 << 32)) {
