@@ -15,7 +15,8 @@ use ntuple::policy::{Models, PolicySpec};
 /// The model file for n-tuple policies written without `@FILE`.
 #[derive(Args, Debug, Clone)]
 pub struct ModelArg {
-    /// Model file (D7NTUP01) for `ntuple-*` policies written without `@FILE`.
+    /// Model file (D7NTUP02, or D7NTUP01 with its .sha256) for `ntuple-*` policies written
+    /// without `@FILE`.
     #[arg(long, env = "DROP7_MODEL", value_name = "FILE")]
     pub model: Option<PathBuf>,
 }
@@ -25,13 +26,16 @@ impl ModelArg {
     pub fn models(&self) -> Models {
         Models::new(self.model.clone()).on_load(|path, m| {
             eprintln!(
-                "model {}: layout {}, sha256 {}{}",
+                "model {}: layout {}, sha256 {}, {} verified by {}{}",
                 path.display(),
                 m.tables.layout,
                 m.info.sha256,
-                match m.info.verified {
-                    Some(true) => " (verified)",
-                    _ => " (no .sha256 sidecar to check against)",
+                m.info.format,
+                m.info.checked_by,
+                match m.info.format {
+                    ntuple::model::Format::V1 =>
+                        " (the old format: `drop7 model upgrade` rewrites it with its own checksum)",
+                    ntuple::model::Format::V2 => "",
                 }
             );
         })
@@ -63,7 +67,8 @@ impl FromStr for Count {
     }
 }
 
-/// A board: 49 digits row-major from the top, or `startpos`.
+/// A board between moves: 49 digits row-major from the top, or `startpos`. Holes and discs
+/// that would still pop are refused (`Board::parse_settled`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BoardArg(pub Board);
 
@@ -73,7 +78,7 @@ impl FromStr for BoardArg {
         if s == "startpos" {
             Ok(Self(Board::start()))
         } else {
-            Board::parse(s).map(Self)
+            Board::parse_settled(s).map(Self)
         }
     }
 }

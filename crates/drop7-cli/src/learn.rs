@@ -36,25 +36,25 @@ pub struct TrainArgs {
     seeds: SeedBlock,
     /// Stop after this many training moves in total (e.g. 2e8 or 200000000); a resumed run
     /// may raise it.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     moves: Count,
     /// Worker threads (1 = deterministic).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 2)]
     threads: usize,
     /// Output directory: progress.jsonl, checkpoint.bin/.json, best-weights.bin,
     /// final-weights.bin, training-curve.svg.
     #[arg(long)]
     out: PathBuf,
     /// Learning rate α.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
     alpha: f32,
     /// Write a resumable checkpoint (weights + accumulators) every this many moves.
-    #[arg(long, default_value = "5e7")]
+    #[arg(long, allow_negative_numbers = true, default_value = "5e7")]
     checkpoint_every: Count,
     /// Validate every this many moves (0 = never): the tables as the leaf of
     /// --validation-search against the fair leaf on the validation block; the best point is
     /// kept as best-weights.bin.
-    #[arg(long, default_value = "5e7")]
+    #[arg(long, allow_negative_numbers = true, default_value = "5e7")]
     validate_every: Count,
     /// Validation block <start>:<count> (must not overlap screens).
     #[arg(long, default_value = "0xa52f2240:64")]
@@ -70,8 +70,8 @@ pub struct TrainArgs {
     /// --threads, --checkpoint-every, --report-every and --plateau may change.
     #[arg(long)]
     resume: bool,
-    /// A progress line every this many moves.
-    #[arg(long, default_value = "2e6")]
+    /// A progress line every this many moves (at least 1000: smaller values mean 1000).
+    #[arg(long, allow_negative_numbers = true, default_value = "2e6")]
     report_every: Count,
     /// Seed ledger: the training and validation blocks are registered there.
     #[arg(long, env = "DROP7_LEDGER", default_value = "drop7-leases.json")]
@@ -102,13 +102,17 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         seeds: a.seeds,
         alpha: a.alpha,
         target_moves: a.moves.0,
-        threads: a.threads.max(1),
-        checkpoint_every: a.checkpoint_every.0.max(1),
+        threads: a.threads,
+        checkpoint_every: a.checkpoint_every.0,
         validate_every: a.validate_every.0,
         validation_seeds: a.validation_seeds,
         validation_search: a.validation_search,
         plateau: a.plateau,
-        report_every: a.report_every.0.max(1000),
+        // 0 reaches the trainer, which refuses it; otherwise at least every 1000 moves
+        report_every: match a.report_every.0 {
+            0 => 0,
+            n => n.max(1000),
+        },
         out: a.out,
         ledger: a.ledger,
         resume: a.resume,
@@ -158,10 +162,25 @@ enum FillArg {
 
 #[derive(Subcommand)]
 enum ModelAction {
-    /// Layout, entries, hash and weight statistics of a model file (JSON).
+    /// Layout, entries, format, hash and weight statistics of a model file (JSON), after
+    /// checking its bytes. Counts NaN and infinite weights (`playable` is false if there are
+    /// any; such a model is refused for play, training and edits).
     Info {
-        /// The model file (D7NTUP01, optionally .zst).
+        /// The model file (D7NTUP02, or D7NTUP01 with its .sha256 sidecar; .zst compressed).
         file: PathBuf,
+    },
+    /// Rewrite a model in the current format (D7NTUP02, with its own checksum), copying the
+    /// weights and accumulators bit for bit; the source is verified first.
+    Upgrade {
+        /// The model file to read (D7NTUP01 with its .sha256 sidecar, or D7NTUP02).
+        file: PathBuf,
+        /// Where to write it (may be FILE itself; a name ending in .zst is compressed).
+        #[arg(long)]
+        out: PathBuf,
+        /// Accept a D7NTUP01 file that has no .sha256 sidecar (nothing can check its bytes:
+        /// only for a file you trust).
+        #[arg(long)]
+        unverified: bool,
     },
     /// Apply an edit to never-updated entries and write a new file.
     Edit {
@@ -202,12 +221,49 @@ enum ModelAction {
 pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
     match a.action {
         ModelAction::Info { file } => {
-            let (t, info) = model::load(&file, false)?;
+            let (t, info) = model::inspect(&file)?;
             let s = model::stats(&t);
             let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
-            let j = serde_json::json!({"file": name, "sha256": info.sha256, "verified": info.verified,
+            let bad = info.non_finite;
+            let mut problems = Vec::new();
+            if bad.count() > 0 {
+                problems.push(format!(
+                    "{} NaN and {} infinite weights (the first at entry {}): refused for play, training and edits",
+                    bad.nan,
+                    bad.infinite,
+                    bad.first.unwrap_or(0)
+                ));
+            }
+            if info.format == model::Format::V1 {
+                problems.push(
+                    "D7NTUP01 (no checksum of its own; read because its .sha256 sidecar verifies it): `drop7 model upgrade` rewrites it"
+                        .into(),
+                );
+            }
+            for p in &problems {
+                eprintln!("warning: {}: {p}", file.display());
+            }
+            let j = serde_json::json!({"file": name, "format": info.format, "sha256": info.sha256,
+                "verified": info.verified(), "checkedBy": info.checked_by.to_string(),
+                "playable": bad.count() == 0, "problems": problems,
                 "hasCoherence": info.has_coherence, "stats": s});
             print_line(&serde_json::to_string_pretty(&j).expect("json"))
+        }
+        ModelAction::Upgrade {
+            file,
+            out,
+            unverified,
+        } => {
+            let u = model::upgrade(&file, &out, unverified)?;
+            print_line(&format!(
+                "wrote {} as D7NTUP02 (layout {}, sha256 {}) from {} {} verified by {}",
+                out.display(),
+                u.layout,
+                u.sha256,
+                u.from,
+                file.display(),
+                u.checked_by
+            ))
         }
         ModelAction::Edit {
             file,

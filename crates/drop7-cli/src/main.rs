@@ -49,7 +49,7 @@ enum Command {
     Lease(screen::LeaseArgs),
     /// Train n-tuple tables by TD(0) with temporal coherence (resumable, validated).
     Train(learn::TrainArgs),
-    /// Inspect, edit or promote a D7NTUP01 model file; draw a training curve.
+    /// Inspect, upgrade, edit or promote a model file; draw a training curve.
     Model(learn::ModelArgs),
     /// Print the fair leaf value and its 18 raw terms as JSON (one state, or --batch).
     Leaf(inspect::StateArgs),
@@ -71,9 +71,26 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            // one line: clap's first line names the flag and what it accepts
+            if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let text = e.render().to_string();
+                let usage = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Usage: "))
+                    .unwrap_or("drop7 <COMMAND>");
+                eprintln!("error: a command is missing: {usage} (add --help for the list)");
+                return ExitCode::from(2);
+            }
+            // one line: clap's message names the flag and what it accepts; its own line breaks
+            // (the missing arguments, one per line; a value holding a line break) become
+            // spaces, and the usage after the blank line is left out
             let text = e.render().to_string();
-            eprintln!("{}", text.lines().next().unwrap_or("error: bad arguments"));
+            let body = text.split("\n\n").next().unwrap_or("error: bad arguments");
+            let line: Vec<&str> = body
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("{}", line.join(" "));
             return ExitCode::from(2);
         }
     };
@@ -96,8 +113,27 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", one_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: library errors already quote
+/// their source (`FILE: No such file or directory`), so a cause whose text is already there
+/// is not repeated.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }

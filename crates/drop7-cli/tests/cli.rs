@@ -66,7 +66,7 @@ fn trace_is_byte_identical_to_the_reference() {
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let start = "0000000000000000000000000000000000000000008888888";
-    let full = "1000000100000010000001000000100000010000001888888";
+    let full = "8000000800000080000008000000800000080000008888888";
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["trace", "--seed", "0xZZ"], "bad seed"),
         (

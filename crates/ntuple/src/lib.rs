@@ -9,7 +9,7 @@
 //! | [`layout`] | families, phase conditioning, offsets, sizes |
 //! | [`features`] | active entry indices straight from the packed column words |
 //! | [`tables`] | lock-free shared weights and TC accumulators, TD+TC update |
-//! | [`model`] | `D7NTUP01` files (optionally zstd), SHA-256, edits |
+//! | [`model`] | `D7NTUP02` files carrying their own SHA-256 (optionally zstd; `D7NTUP01` read with its sidecar), upgrade, NaN counts, edits |
 //! | [`play`] | the n-tuple search leaf and the `ntuple-1ply` / `ntuple-dNsK` policies |
 //! | [`policy`] | every policy by name (`PolicySpec`) and the model cache |
 //! | [`train`] | self-play TD(0)+TC, and the resumable [`train::Trainer`]: ledger, checkpoints, validation, best weights, plateau, progress log, curve |

@@ -1,10 +1,24 @@
-//! `D7NTUP01` model files (SPEC §7), little-endian:
-//! magic `D7NTUP01`; u32 spec length; spec bytes; u64 entry count; u8 flag (1 = the E and A
-//! accumulators follow); the weights as f32; then all E, then all A when the flag is 1.
+//! Model files (SPEC §7's `D7NTUP01` layout, with a checksum of its own), little-endian:
+//! magic `D7NTUP02`; u32 spec length; spec bytes; u64 entry count; u8 flag (1 = the E and A
+//! accumulators follow); the weights as f32 in spec order; then all E, then all A when the
+//! flag is 1; then the **SHA-256 of every byte before it** (32 bytes).
 //!
-//! A name ending in `.zst` is zstd-compressed. Every file is written atomically with a
-//! sidecar `<file>.sha256`; loading recomputes the hash and refuses a mismatch, a bad magic,
-//! a wrong entry count or a truncated file with a message that says which.
+//! A name ending in `.zst` is zstd-compressed (the checksum is inside, over the uncompressed
+//! bytes). Every file is written atomically, with a `<file>.sha256` sidecar (the hash of the
+//! file as stored, for `sha256sum -c` and for the names results give models) as a
+//! convenience. Loading does not need the sidecar: the embedded checksum is computed while
+//! the file streams in (no second copy in memory, whatever the file's size) and compared at
+//! its end, so a changed byte anywhere, a truncation or trailing bytes refuse the file with a
+//! message that names it and says which. A sidecar that is present must agree too.
+//!
+//! `D7NTUP01` files (written before 2026-12-01; the same bytes with the other magic and no
+//! checksum) are read only when their `.sha256` sidecar verifies them; without one they are
+//! refused (nothing could notice a corrupted weight), with a message saying how to rewrite
+//! them with their own checksum ([`upgrade`], `drop7 model upgrade`, which copies the weights
+//! bit for bit).
+//!
+//! A model whose weights include NaN or infinities is refused by [`load`] (it cannot be
+//! played, trained or edited); [`inspect`] reads it anyway and counts them.
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,7 +30,58 @@ use crate::Error;
 use crate::layout::Layout;
 use crate::tables::{Tables, check_memory};
 
-pub const MAGIC: &[u8; 8] = b"D7NTUP01";
+/// The magic of the current format (with the embedded checksum).
+pub const MAGIC: &[u8; 8] = b"D7NTUP02";
+/// The magic of the format before 2026-12-01 (no checksum of its own).
+pub const MAGIC_V1: &[u8; 8] = b"D7NTUP01";
+/// Bytes of the embedded checksum at the end of a `D7NTUP02` stream.
+pub const CHECKSUM_BYTES: usize = 32;
+
+/// Which format a file is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Format {
+    /// `D7NTUP01`: no checksum of its own (needs its sidecar).
+    #[serde(rename = "D7NTUP01")]
+    V1,
+    /// `D7NTUP02`: the SHA-256 of header and payload at its end.
+    #[serde(rename = "D7NTUP02")]
+    V2,
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Format::V1 => "D7NTUP01",
+            Format::V2 => "D7NTUP02",
+        })
+    }
+}
+
+/// What vouched for a file's bytes when it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CheckedBy {
+    /// The embedded checksum (no sidecar beside the file).
+    Embedded,
+    /// The embedded checksum, and the sidecar agreed.
+    EmbeddedAndSidecar,
+    /// A `D7NTUP01` file's sidecar.
+    Sidecar,
+    /// Nothing: a `D7NTUP01` file without a sidecar, read because the caller said to trust it
+    /// ([`upgrade`] with `trust_unverified`).
+    Nothing,
+}
+
+impl std::fmt::Display for CheckedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CheckedBy::Embedded => "its embedded checksum",
+            CheckedBy::EmbeddedAndSidecar => "its embedded checksum and its .sha256 sidecar",
+            CheckedBy::Sidecar => "its .sha256 sidecar",
+            CheckedBy::Nothing => "nothing (trusted as it is)",
+        })
+    }
+}
 
 /// What is wrong inside a model file, before the public functions attach its path.
 #[derive(Debug, thiserror::Error)]
@@ -28,12 +93,32 @@ enum Fault {
         what: &'static str,
         source: std::io::Error,
     },
-    #[error("not a D7NTUP01 model (magic {0:?})")]
+    #[error("not a regular file (a model is one)")]
+    NotAFile,
+    #[error("not a D7NTUP model file (it starts with {0:?})")]
     NotAModel(String),
     #[error("corrupt model file: {0}")]
     Corrupt(String),
+    #[error(
+        "corrupt model file: its embedded SHA-256 is {stored} but its header and payload hash to {actual} (changed after it was written)"
+    )]
+    Checksum { stored: String, actual: String },
+    #[error("SHA-256 mismatch: file hashes to {actual}, {} says {stored}", sidecar.display())]
+    Sidecar {
+        sidecar: PathBuf,
+        stored: String,
+        actual: String,
+    },
+    #[error(
+        "a D7NTUP01 model (the format before 2026-12-01, which carries no checksum) without its {} sidecar: refused, since nothing could notice a corrupted weight. Put the sidecar back beside it, or, if you trust the file, rewrite it with its own checksum: drop7 model upgrade FILE --out NEW --unverified",
+        sidecar.display()
+    )]
+    Unverifiable { sidecar: PathBuf },
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// Writing the output of [`upgrade`] failed (reported against that file).
+    #[error("{0}")]
+    Write(std::io::Error),
     #[error(transparent)]
     Other(#[from] Error),
 }
@@ -71,16 +156,18 @@ impl<W: Write> Write for HashWriter<W> {
     }
 }
 
-/// Reads through from an inner reader while hashing.
+/// Reads through from an inner reader, hashing what passes if it has a hasher.
 struct HashReader<R: Read> {
     inner: R,
-    hasher: Sha256,
+    hasher: Option<Sha256>,
 }
 
 impl<R: Read> Read for HashReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
+        if let Some(h) = &mut self.hasher {
+            h.update(&buf[..n]);
+        }
         Ok(n)
     }
 }
@@ -89,10 +176,22 @@ fn is_zst(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "zst")
 }
 
-fn sidecar(path: &Path) -> PathBuf {
+/// `<file>.sha256`.
+pub fn sidecar(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(".sha256");
     PathBuf::from(s)
+}
+
+/// The hash a sidecar states (its first word, lowercased), if there is a readable one.
+fn read_sidecar(path: &Path) -> Option<String> {
+    if !std::fs::metadata(sidecar(path)).ok()?.is_file() {
+        return None;
+    }
+    let f = std::fs::File::open(sidecar(path)).ok()?;
+    let mut text = String::new();
+    f.take(4096).read_to_string(&mut text).ok()?;
+    Some(text.split_whitespace().next().unwrap_or("").to_lowercase())
 }
 
 /// Write `values` (one per entry, in storage order) in spec order, the order of the file.
@@ -112,48 +211,82 @@ fn write_f32s(w: &mut impl Write, layout: &Layout, values: &[AtomicU32]) -> std:
     Ok(())
 }
 
-/// The body of [`save`]: the whole file into `file`; returns its SHA-256.
+/// Header fields in file order (after the magic).
+fn write_header(w: &mut impl Write, layout: &Layout, with_coherence: bool) -> std::io::Result<()> {
+    let spec = layout.spec();
+    w.write_all(MAGIC)?;
+    w.write_all(&(spec.len() as u32).to_le_bytes())?;
+    w.write_all(spec.as_bytes())?;
+    w.write_all(&layout.total.to_le_bytes())?;
+    w.write_all(&[with_coherence as u8])
+}
+
+/// The uncompressed stream: header, payload, and the checksum of both.
+fn write_content<W: Write>(
+    w: &mut HashWriter<W>,
+    tables: &Tables,
+    with_coherence: bool,
+) -> std::io::Result<()> {
+    let acc = tables.coherence.as_ref().filter(|_| with_coherence);
+    write_header(w, &tables.layout, acc.is_some())?;
+    write_f32s(w, &tables.layout, &tables.weights)?;
+    if let Some((e, a)) = acc {
+        write_f32s(w, &tables.layout, e)?;
+        write_f32s(w, &tables.layout, a)?;
+    }
+    let digest = w.hasher.clone().finalize();
+    w.write_all(&digest)
+}
+
+/// The body of [`save`]: the whole file into `file`; returns the file's SHA-256.
 fn write_model(
     tables: &Tables,
     zst: bool,
     file: &mut std::fs::File,
     with_coherence: bool,
 ) -> std::io::Result<String> {
-    let mut hw = HashWriter {
-        inner: BufWriter::with_capacity(1 << 22, file),
-        hasher: Sha256::new(),
-    };
-    let acc = tables.coherence.as_ref().filter(|_| with_coherence);
-    let body = |w: &mut dyn Write| -> std::io::Result<()> {
-        let spec = tables.layout.spec();
-        w.write_all(MAGIC)?;
-        w.write_all(&(spec.len() as u32).to_le_bytes())?;
-        w.write_all(spec.as_bytes())?;
-        w.write_all(&tables.layout.total.to_le_bytes())?;
-        w.write_all(&[acc.is_some() as u8])?;
-        let mut w = w;
-        write_f32s(&mut w, &tables.layout, &tables.weights)?;
-        if let Some((e, a)) = acc {
-            write_f32s(&mut w, &tables.layout, e)?;
-            write_f32s(&mut w, &tables.layout, a)?;
-        }
-        Ok(())
-    };
+    let buffered = BufWriter::with_capacity(1 << 22, file);
     if zst {
-        let mut enc = zstd::Encoder::new(&mut hw, 3)?;
-        body(&mut enc)?;
-        enc.finish()?;
+        let mut fw = HashWriter {
+            inner: buffered,
+            hasher: Sha256::new(),
+        };
+        let mut cw = HashWriter {
+            inner: zstd::Encoder::new(&mut fw, 3)?,
+            hasher: Sha256::new(),
+        };
+        write_content(&mut cw, tables, with_coherence)?;
+        cw.inner.finish()?;
+        fw.flush()?;
+        Ok(hex(&fw.hasher.finalize()))
     } else {
-        body(&mut hw)?;
+        // uncompressed, the stream is the file: one hash serves as both
+        let mut cw = HashWriter {
+            inner: buffered,
+            hasher: Sha256::new(),
+        };
+        write_content(&mut cw, tables, with_coherence)?;
+        cw.flush()?;
+        Ok(hex(&cw.hasher.finalize()))
     }
-    hw.flush()?;
-    Ok(hex(&hw.hasher.finalize()))
 }
 
-/// Save `tables` (with accumulators if `with_coherence` and present). Returns the SHA-256 of
-/// the file as written (hex). The write is atomic (a uniquely named temporary file, synced,
-/// renamed; removed if anything fails, so a full disk leaves no gigabytes behind), then the
-/// `.sha256` sidecar is written the same way.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Write the `.sha256` sidecar of `path` (`HASH  NAME`, as `sha256sum` prints it).
+fn write_sidecar(path: &Path, hash: &str) -> Result<(), Error> {
+    let line = format!("{hash}  {}\n", file_name(path));
+    Ok(evidence::atomic_write(&sidecar(path), line.as_bytes())?)
+}
+
+/// Save `tables` (with accumulators if `with_coherence` and present) as `D7NTUP02`. Returns
+/// the SHA-256 of the file as written (hex). The write is atomic (a uniquely named temporary
+/// file, synced, renamed; removed if anything fails, so a full disk leaves no gigabytes
+/// behind), then the `.sha256` sidecar is written the same way.
 pub fn save(tables: &Tables, path: &Path, with_coherence: bool) -> Result<String, Error> {
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
@@ -163,11 +296,7 @@ pub fn save(tables: &Tables, path: &Path, with_coherence: bool) -> Result<String
         hash = write_model(tables, is_zst(path), f, with_coherence)?;
         Ok(())
     })?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    evidence::atomic_write(&sidecar(path), format!("{hash}  {name}\n").as_bytes())?;
+    write_sidecar(path, &hash)?;
     Ok(hash)
 }
 
@@ -178,12 +307,24 @@ fn hex(bytes: &[u8]) -> String {
 /// Header of a model file.
 #[derive(Debug, Clone)]
 pub struct Header {
+    pub format: Format,
     pub layout: Layout,
     pub entries: u64,
     pub has_coherence: bool,
 }
 
-fn read_exact(r: &mut impl Read, buf: &mut [u8], what: &'static str) -> Result<(), Fault> {
+impl Header {
+    /// Bytes after the header and before the checksum: weights, and E and A if present.
+    pub fn payload_bytes(&self) -> u64 {
+        self.entries * 4 * if self.has_coherence { 3 } else { 1 }
+    }
+}
+
+fn read_exact<R: Read + ?Sized>(
+    r: &mut R,
+    buf: &mut [u8],
+    what: &'static str,
+) -> Result<(), Fault> {
     r.read_exact(buf).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             Fault::Truncated(what)
@@ -193,14 +334,46 @@ fn read_exact(r: &mut impl Read, buf: &mut [u8], what: &'static str) -> Result<(
     })
 }
 
-fn read_header(r: &mut impl Read) -> Result<Header, Fault> {
+/// Read until `buf` is full or the input ends; how many bytes were read.
+fn read_up_to<R: Read + ?Sized>(
+    r: &mut R,
+    buf: &mut [u8],
+    what: &'static str,
+) -> Result<usize, Fault> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Fault::Read { what, source: e }),
+        }
+    }
+    Ok(n)
+}
+
+fn read_header<R: Read + ?Sized>(r: &mut R) -> Result<Header, Fault> {
     let mut magic = [0u8; 8];
-    read_exact(r, &mut magic, "magic")?;
-    if &magic != MAGIC {
+    let n = read_up_to(r, &mut magic, "magic")?;
+    let family = &MAGIC[..7];
+    if magic[..n.min(7)] != family[..n.min(7)] {
         return Err(Fault::NotAModel(
-            String::from_utf8_lossy(&magic).into_owned(),
+            String::from_utf8_lossy(&magic[..n]).into_owned(),
         ));
     }
+    if n < 8 {
+        return Err(Fault::Truncated("magic"));
+    }
+    let format = match &magic {
+        m if m == MAGIC => Format::V2,
+        m if m == MAGIC_V1 => Format::V1,
+        m => {
+            return Err(Fault::Corrupt(format!(
+                "magic {:?}: this build reads D7NTUP01 and D7NTUP02",
+                String::from_utf8_lossy(m)
+            )));
+        }
+    };
     let mut b4 = [0u8; 4];
     read_exact(r, &mut b4, "spec length")?;
     let len = u32::from_le_bytes(b4) as usize;
@@ -227,20 +400,51 @@ fn read_header(r: &mut impl Read) -> Result<Header, Fault> {
         return Err(Fault::Corrupt(format!("flag {}", flag[0])));
     }
     Ok(Header {
+        format,
         layout,
         entries,
         has_coherence: flag[0] == 1,
     })
 }
 
-/// Read one value per entry in spec (file) order into `out`, which is in storage order.
-fn read_f32s(
-    r: &mut impl Read,
+/// NaN and infinite values among the weights, counted as they are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NonFinite {
+    pub nan: u64,
+    pub infinite: u64,
+    /// The entry (in the file's spec order) of the first one.
+    pub first: Option<u64>,
+}
+
+impl NonFinite {
+    pub fn count(&self) -> u64 {
+        self.nan + self.infinite
+    }
+
+    fn see(&mut self, bits: u32, at: u64) {
+        if bits & 0x7f80_0000 == 0x7f80_0000 {
+            if bits & 0x007f_ffff != 0 {
+                self.nan += 1;
+            } else {
+                self.infinite += 1;
+            }
+            self.first.get_or_insert(at);
+        }
+    }
+}
+
+/// Read one value per entry in spec (file) order into `out`, which is in storage order;
+/// counts the non-finite values.
+fn read_f32s<R: Read + ?Sized>(
+    r: &mut R,
     layout: &Layout,
     out: &[AtomicU32],
     what: &'static str,
-) -> Result<(), Fault> {
+) -> Result<NonFinite, Fault> {
     let mut buf = vec![0u8; 1 << 20];
+    let mut bad = NonFinite::default();
+    let mut at = 0u64;
     for class in layout.classes() {
         let (start, stride) = (class.start as usize, class.stride as usize);
         for j in (0..class.count as usize).step_by(1 << 18) {
@@ -248,10 +452,22 @@ fn read_f32s(
             let bytes = &mut buf[..n * 4];
             read_exact(r, bytes, what)?;
             for (k, b) in (j..j + n).zip(bytes.chunks_exact(4)) {
-                out[start + k * stride]
-                    .store(u32::from_le_bytes([b[0], b[1], b[2], b[3]]), Relaxed);
+                let bits = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                bad.see(bits, at);
+                at += 1;
+                out[start + k * stride].store(bits, Relaxed);
             }
         }
+    }
+    Ok(bad)
+}
+
+/// Read and drop exactly `len` bytes (hashed on the way, like everything else).
+fn skip(r: &mut dyn Read, len: u64, what: &'static str) -> Result<(), Fault> {
+    let got = std::io::copy(&mut r.take(len), &mut std::io::sink())
+        .map_err(|source| Fault::Read { what, source })?;
+    if got < len {
+        return Err(Fault::Truncated(what));
     }
     Ok(())
 }
@@ -259,125 +475,312 @@ fn read_f32s(
 /// What a load found.
 #[derive(Debug, Clone)]
 pub struct LoadInfo {
+    /// SHA-256 of the file as stored (what its sidecar says; results name models by it).
     pub sha256: String,
-    /// `Some(true)` if a sidecar hash was present and matched.
-    pub verified: Option<bool>,
+    pub format: Format,
+    pub checked_by: CheckedBy,
     pub has_coherence: bool,
+    /// NaN and infinite weights (accumulators are not counted).
+    pub non_finite: NonFinite,
 }
 
-fn open_reader(path: &Path) -> Result<HashReader<BufReader<std::fs::File>>, Error> {
-    let f = std::fs::File::open(path).map_err(Error::io(path))?;
-    Ok(HashReader {
+impl LoadInfo {
+    /// The bytes were checked (embedded checksum or sidecar), not taken on trust.
+    pub fn verified(&self) -> bool {
+        self.checked_by != CheckedBy::Nothing
+    }
+}
+
+/// What one pass over a file established, besides what the payload reader returned.
+struct Passed {
+    header: Header,
+    sha256: String,
+    checked_by: CheckedBy,
+}
+
+/// Stream the model file at `path` once: the header (checked), then `payload`, which must
+/// consume exactly [`Header::payload_bytes`], then the embedded checksum and the end of the
+/// file; the file's SHA-256 is computed on the way and checked against its sidecar. A
+/// `D7NTUP01` file without a sidecar is refused right after its header unless
+/// `trust_unverified`.
+fn stream<T>(
+    path: &Path,
+    trust_unverified: bool,
+    payload: impl FnOnce(&mut dyn Read, &Header) -> Result<T, Fault>,
+) -> Result<(T, Passed), Fault> {
+    // never open a FIFO or a device (it could block, or never end)
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(Fault::NotAFile);
+    }
+    let stated = read_sidecar(path);
+    let f = std::fs::File::open(path)?;
+    let zst = is_zst(path);
+    // Compressed, the file's hash and the stream's checksum cover different bytes; plain,
+    // the stream is the file and one hash serves both.
+    let mut file = HashReader {
         inner: BufReader::with_capacity(1 << 22, f),
-        hasher: Sha256::new(),
+        hasher: zst.then(Sha256::new),
+    };
+    let (value, header, stream_sha) = {
+        let inner: Box<dyn Read + '_> = if zst {
+            Box::new(zstd::Decoder::new(&mut file)?)
+        } else {
+            Box::new(&mut file)
+        };
+        let mut r = HashReader {
+            inner,
+            hasher: Some(Sha256::new()),
+        };
+        let header = read_header(&mut r)?;
+        if header.format == Format::V1 && stated.is_none() && !trust_unverified {
+            return Err(Fault::Unverifiable {
+                sidecar: sidecar(path),
+            });
+        }
+        let value = payload(&mut r, &header)?;
+        if header.format == Format::V2 {
+            let actual = r.hasher.as_ref().expect("hashing").clone().finalize();
+            let mut stored = [0u8; CHECKSUM_BYTES];
+            read_exact(&mut r, &mut stored, "checksum")?;
+            if stored[..] != actual[..] {
+                return Err(Fault::Checksum {
+                    stored: hex(&stored),
+                    actual: hex(&actual),
+                });
+            }
+        }
+        let mut more = [0u8; 1 << 12];
+        let extra = read_up_to(&mut r, &mut more, "end of the file")?;
+        if extra > 0 {
+            return Err(Fault::Corrupt(format!(
+                "{}{extra} unexpected trailing bytes",
+                if extra == more.len() { "at least " } else { "" }
+            )));
+        }
+        let stream_sha = hex(&r.hasher.take().expect("hashing").finalize());
+        (value, header, stream_sha)
+    };
+    let sha256 = match file.hasher.take() {
+        Some(mut h) => {
+            // whatever the decoder left unread (nothing, for a well-formed file)
+            let mut rest = Vec::new();
+            file.inner
+                .read_to_end(&mut rest)
+                .map_err(|source| Fault::Read {
+                    what: "end of the file",
+                    source,
+                })?;
+            h.update(&rest);
+            hex(&h.finalize())
+        }
+        None => stream_sha,
+    };
+    let checked_by = match (&stated, header.format) {
+        (Some(s), _) if *s != sha256 => {
+            return Err(Fault::Sidecar {
+                sidecar: sidecar(path),
+                stored: s.clone(),
+                actual: sha256,
+            });
+        }
+        (Some(_), Format::V2) => CheckedBy::EmbeddedAndSidecar,
+        (None, Format::V2) => CheckedBy::Embedded,
+        (Some(_), Format::V1) => CheckedBy::Sidecar,
+        (None, Format::V1) => CheckedBy::Nothing,
+    };
+    Ok((
+        value,
+        Passed {
+            header,
+            sha256,
+            checked_by,
+        },
+    ))
+}
+
+/// Read a model's tables, checked; `trainable` also reads (or, if absent, creates zeroed)
+/// accumulators. Non-finite weights are counted, not refused.
+fn read_tables(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), Error> {
+    let read = |r: &mut dyn Read, h: &Header| -> Result<_, Fault> {
+        check_memory(&h.layout, trainable)?;
+        let zero = || crate::tables::filled(h.entries, 0.0);
+        let weights = zero();
+        let non_finite = read_f32s(r, &h.layout, &weights, "weights")?;
+        let coherence = if trainable {
+            let (e, a) = (zero(), zero());
+            if h.has_coherence {
+                read_f32s(r, &h.layout, &e, "E accumulators")?;
+                read_f32s(r, &h.layout, &a, "A accumulators")?;
+            }
+            Some((e, a))
+        } else {
+            if h.has_coherence {
+                skip(r, 8 * h.entries, "accumulators")?;
+            }
+            None
+        };
+        Ok((weights, coherence, non_finite))
+    };
+    let ((weights, coherence, non_finite), p) =
+        stream(path, false, read).map_err(|f| f.at(path))?;
+    let info = LoadInfo {
+        sha256: p.sha256,
+        format: p.header.format,
+        checked_by: p.checked_by,
+        has_coherence: p.header.has_coherence,
+        non_finite,
+    };
+    let tables = Tables {
+        layout: p.header.layout,
+        weights,
+        coherence,
+    };
+    Ok((tables, info))
+}
+
+/// Load a model, verified (embedded checksum, or a `D7NTUP01` file's sidecar). `trainable`
+/// also reads (or, if absent, creates zeroed) accumulators. A model with NaN or infinite
+/// weights is refused: it can be neither played nor trained ([`inspect`] reads it).
+pub fn load(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), Error> {
+    let (tables, info) = read_tables(path, trainable)?;
+    let bad = info.non_finite;
+    if bad.count() > 0 {
+        return Err(Error::Model {
+            path: path.to_owned(),
+            message: format!(
+                "{} NaN and {} infinite weights (the first at entry {}): a model with non-finite weights cannot be played, trained or edited (`drop7 model info` counts them)",
+                bad.nan,
+                bad.infinite,
+                bad.first.unwrap_or(0)
+            ),
+        });
+    }
+    Ok((tables, info))
+}
+
+/// Load a model's weights for inspection: verified like [`load`], but NaN and infinite
+/// weights are only counted (in [`LoadInfo::non_finite`]).
+pub fn inspect(path: &Path) -> Result<(Tables, LoadInfo), Error> {
+    read_tables(path, false)
+}
+
+/// What [`upgrade`] did.
+#[derive(Debug, Clone)]
+pub struct Upgraded {
+    /// The source's format and what vouched for it.
+    pub from: Format,
+    pub checked_by: CheckedBy,
+    pub layout: Layout,
+    /// SHA-256 of the file written (also in its sidecar).
+    pub sha256: String,
+}
+
+/// Rewrite the model `src` as a `D7NTUP02` file `dst` (compressed if `dst` ends in `.zst`),
+/// streaming: header and payload are copied byte for byte, so the weights (and accumulators)
+/// are identical, and memory stays a few megabytes whatever the size. The source is verified
+/// as [`load`] would (a `D7NTUP01` file without a sidecar only with `trust_unverified`)
+/// before `dst` appears; `dst` may be `src`.
+pub fn upgrade(src: &Path, dst: &Path, trust_unverified: bool) -> Result<Upgraded, Error> {
+    if let Some(dir) = dst.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+    }
+    let mut fault = None;
+    let mut done = None;
+    let written = evidence::atomic_write_with(dst, |f| {
+        let buffered = BufWriter::with_capacity(1 << 22, f);
+        let copy = |w: &mut dyn Write| {
+            stream(src, trust_unverified, |r, h| {
+                let mut cw = HashWriter {
+                    inner: w,
+                    hasher: Sha256::new(),
+                };
+                write_header(&mut cw, &h.layout, h.has_coherence).map_err(Fault::Write)?;
+                let mut buf = vec![0u8; 1 << 20];
+                let mut left = h.payload_bytes();
+                while left > 0 {
+                    let n = left.min(buf.len() as u64) as usize;
+                    read_exact(r, &mut buf[..n], "payload")?;
+                    cw.write_all(&buf[..n]).map_err(Fault::Write)?;
+                    left -= n as u64;
+                }
+                let digest = cw.hasher.clone().finalize();
+                cw.write_all(&digest).map_err(Fault::Write)
+            })
+        };
+        let result = if is_zst(dst) {
+            let mut fw = HashWriter {
+                inner: buffered,
+                hasher: Sha256::new(),
+            };
+            let mut enc = zstd::Encoder::new(&mut fw, 3)?;
+            let r = copy(&mut enc);
+            if r.is_ok() {
+                enc.finish()?;
+            }
+            fw.flush()?;
+            r.map(|(_, p)| (p, hex(&fw.hasher.finalize())))
+        } else {
+            let mut fw = HashWriter {
+                inner: buffered,
+                hasher: Sha256::new(),
+            };
+            let r = copy(&mut fw);
+            fw.flush()?;
+            r.map(|(_, p)| (p, hex(&fw.hasher.finalize())))
+        };
+        match result {
+            Ok(p) => {
+                done = Some(p);
+                Ok(())
+            }
+            Err(e) => {
+                fault = Some(e);
+                // abandon the temporary file
+                Err(std::io::Error::other("the source was refused"))
+            }
+        }
+    });
+    match fault {
+        Some(Fault::Write(source)) => {
+            return Err(Error::Io {
+                path: dst.to_owned(),
+                source,
+            });
+        }
+        Some(f) => return Err(f.at(src)),
+        None => {}
+    }
+    written?;
+    let (passed, sha256) = done.expect("written");
+    write_sidecar(dst, &sha256)?;
+    Ok(Upgraded {
+        from: passed.header.format,
+        checked_by: passed.checked_by,
+        layout: passed.header.layout,
+        sha256,
     })
 }
 
-/// Load a model. `trainable` also reads (or, if absent, creates zeroed) accumulators.
-pub fn load(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), Error> {
-    let mut hr = open_reader(path)?;
-    let (tables, has_coherence) = read_body(path, &mut hr, trainable).map_err(|f| f.at(path))?;
-    let sha256 = hex(&hr.hasher.finalize());
-    let verified = match std::fs::read_to_string(sidecar(path)) {
-        Ok(s) => {
-            let want = s.split_whitespace().next().unwrap_or("").to_lowercase();
-            if want != sha256 {
-                return Err(Error::Model {
-                    path: path.to_owned(),
-                    message: format!(
-                        "SHA-256 mismatch: file hashes to {sha256}, {} says {want}",
-                        sidecar(path).display()
-                    ),
-                });
-            }
-            Some(true)
-        }
-        Err(_) => None,
-    };
-    Ok((
-        tables,
-        LoadInfo {
-            sha256,
-            verified,
-            has_coherence,
-        },
-    ))
-}
-
-/// Everything after opening: header, weights, accumulators, the check for trailing bytes.
-fn read_body(
-    path: &Path,
-    hr: &mut HashReader<BufReader<std::fs::File>>,
-    trainable: bool,
-) -> Result<(Tables, bool), Fault> {
-    let mut r: Box<dyn Read> = if is_zst(path) {
-        Box::new(zstd::Decoder::new(hr)?)
-    } else {
-        Box::new(hr)
-    };
-    let h = read_header(&mut r)?;
-    check_memory(&h.layout, trainable)?;
-    let zero = || crate::tables::filled(h.entries, 0.0);
-    let weights = zero();
-    read_f32s(&mut r, &h.layout, &weights, "weights")?;
-    let coherence = if trainable {
-        let (e, a) = (zero(), zero());
-        if h.has_coherence {
-            read_f32s(&mut r, &h.layout, &e, "E accumulators")?;
-            read_f32s(&mut r, &h.layout, &a, "A accumulators")?;
-        }
-        Some((e, a))
-    } else {
-        None
-    };
-    // Anything left (trailing data, or accumulators we skip) must still be hashed.
-    if !trainable || !h.has_coherence {
-        let mut sink = [0u8; 1 << 16];
-        let mut extra = 0u64;
-        loop {
-            let n = r.read(&mut sink)?;
-            if n == 0 {
-                break;
-            }
-            extra += n as u64;
-        }
-        let expected_extra = if h.has_coherence { 8 * h.entries } else { 0 };
-        if extra != expected_extra {
-            return Err(Fault::Corrupt(format!("{extra} unexpected trailing bytes")));
-        }
-    } else {
-        let mut one = [0u8; 1];
-        if r.read(&mut one)? != 0 {
-            return Err(Fault::Corrupt(
-                "trailing bytes after the accumulators".into(),
-            ));
-        }
-    }
-    Ok((
-        Tables {
-            layout: h.layout,
-            weights,
-            coherence,
-        },
-        h.has_coherence,
-    ))
-}
-
-/// Read only the header (cheap `model info`).
+/// Read only the header (cheap; nothing is verified).
 pub fn read_info(path: &Path) -> Result<Header, Error> {
-    let mut hr = open_reader(path)?;
-    let header = |hr| -> Result<Header, Fault> {
+    if !std::fs::metadata(path).map_err(Error::io(path))?.is_file() {
+        return Err(Fault::NotAFile.at(path));
+    }
+    let f = std::fs::File::open(path).map_err(Error::io(path))?;
+    let mut file = BufReader::new(f);
+    let header = |file: &mut BufReader<std::fs::File>| -> Result<Header, Fault> {
         let mut r: Box<dyn Read> = if is_zst(path) {
-            Box::new(zstd::Decoder::new(hr)?)
+            Box::new(zstd::Decoder::new(file)?)
         } else {
-            Box::new(hr)
+            Box::new(file)
         };
         read_header(&mut r)
     };
-    header(&mut hr).map_err(|f| f.at(path))
+    header(&mut file).map_err(|f| f.at(path))
 }
 
-/// Statistics of a table set (for `model info`).
+/// Statistics of a table set (for `model info`). NaN and infinite weights are counted, and
+/// `mean`, `min` and `max` are over the finite weights (null when there are none).
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stats {
@@ -386,30 +789,44 @@ pub struct Stats {
     pub active: usize,
     /// Entries still bit-equal to the optimistic initial value (never updated).
     pub untouched: u64,
-    pub mean: f64,
-    pub min: f32,
-    pub max: f32,
+    pub finite: u64,
+    pub nan: u64,
+    pub infinite: u64,
+    pub mean: Option<f64>,
+    pub min: Option<f32>,
+    pub max: Option<f32>,
 }
 
 pub fn stats(t: &Tables) -> Stats {
     let init = t.initial_weight().to_bits();
-    let (mut untouched, mut sum, mut min, mut max) = (0u64, 0f64, f32::INFINITY, f32::NEG_INFINITY);
-    for w in &t.weights {
+    let (mut untouched, mut finite, mut sum) = (0u64, 0u64, 0f64);
+    let (mut min, mut max) = (f32::INFINITY, f32::NEG_INFINITY);
+    let mut bad = NonFinite::default();
+    for (i, w) in t.weights.iter().enumerate() {
         let b = w.load(Relaxed);
         untouched += (b == init) as u64;
         let v = f32::from_bits(b);
-        sum += v as f64;
-        min = min.min(v);
-        max = max.max(v);
+        if v.is_finite() {
+            finite += 1;
+            sum += v as f64;
+            min = min.min(v);
+            max = max.max(v);
+        } else {
+            bad.see(b, i as u64);
+        }
     }
+    let some = finite > 0;
     Stats {
         layout: t.layout.spec(),
         entries: t.layout.total,
         active: t.layout.active(),
         untouched,
-        mean: sum / t.layout.total as f64,
-        min,
-        max,
+        finite,
+        nan: bad.nan,
+        infinite: bad.infinite,
+        mean: some.then(|| sum / finite as f64),
+        min: some.then_some(min),
+        max: some.then_some(max),
     }
 }
 
@@ -511,6 +928,20 @@ mod tests {
         t
     }
 
+    /// [`small`] without accumulators (a third of the memory), for tests of files.
+    fn small_frozen() -> Tables {
+        let t = fresh("win23,phase=none", false);
+        for (i, v) in [
+            (0u64, 1.5f32),
+            (5, -2.25),
+            (123_456, 3.0),
+            (29_999_999, 0.5),
+        ] {
+            t.set_weight(i, v);
+        }
+        t
+    }
+
     fn same(a: &Tables, b: &Tables) -> bool {
         a.layout == b.layout
             && a.weights
@@ -529,7 +960,8 @@ mod tests {
             let (back, info) = load(&p, true).unwrap();
             assert!(same(&t, &back), "{name}");
             assert_eq!(info.sha256, hash);
-            assert_eq!(info.verified, Some(true));
+            assert_eq!(info.checked_by, CheckedBy::EmbeddedAndSidecar);
+            assert_eq!(info.format, Format::V2);
             let (e1, _) = t.coherence.as_ref().unwrap();
             let (e2, _) = back.coherence.as_ref().unwrap();
             assert_eq!(e1[5].load(Relaxed), e2[5].load(Relaxed));
@@ -584,33 +1016,240 @@ mod tests {
         assert_eq!((back.layout.clone(), digest(&back)), before);
     }
 
+    /// The bytes of a saved model and the offset of its first weight.
+    fn saved(t: &Tables, p: &Path) -> (Vec<u8>, usize) {
+        save(t, p, false).unwrap();
+        let header = 8 + 4 + t.layout.spec().len() + 8 + 1;
+        (std::fs::read(p).unwrap(), header)
+    }
+
+    fn refused(p: &Path) -> String {
+        let e = load(p, false).err().expect("refused").to_string();
+        assert!(e.contains(&p.display().to_string()), "names the file: {e}");
+        e
+    }
+
+    /// The file carries its own checksum: a byte changed in the middle of the weights is
+    /// refused with no sidecar beside it, and so are truncations anywhere, trailing bytes,
+    /// a stale sidecar and foreign files.
     #[test]
-    fn corruption_and_truncation_are_reported() {
+    fn corruption_and_truncation_are_refused_without_a_sidecar() {
+        let _heavy = crate::heavy_test();
+        let t = small_frozen();
+        let (_dir, p) = tmp("c.bin");
+        let (mut bytes, header) = saved(&t, &p);
+        assert_eq!(
+            bytes.len(),
+            header + 4 * t.layout.total as usize + CHECKSUM_BYTES
+        );
+        // intact, with and without its sidecar
+        assert_eq!(
+            load(&p, false).unwrap().1.checked_by,
+            CheckedBy::EmbeddedAndSidecar
+        );
+        std::fs::remove_file(sidecar(&p)).unwrap();
+        let (back, info) = load(&p, false).unwrap();
+        assert_eq!(info.checked_by, CheckedBy::Embedded);
+        assert!(info.verified() && same(&t, &back));
+        drop(back);
+        // one bit of one weight in the middle
+        let k = header + 4 * (t.layout.total as usize / 2) + 1;
+        bytes[k] ^= 0x10;
+        std::fs::write(&p, &bytes).unwrap();
+        let e = refused(&p);
+        assert!(e.contains("embedded SHA-256"), "{e}");
+        assert!(inspect(&p).is_err());
+        bytes[k] ^= 0x10;
+        // truncated inside the header, the weights and the checksum; trailing bytes
+        for (cut, says) in [
+            (5, "inside the magic"),
+            (14, "inside the layout spec"),
+            (header + 1000, "inside the weights"),
+            (bytes.len() - 1, "inside the checksum"),
+        ] {
+            std::fs::write(&p, &bytes[..cut]).unwrap();
+            let e = refused(&p);
+            assert!(e.contains("truncated") && e.contains(says), "{cut}: {e}");
+        }
+        let mut longer = bytes.clone();
+        longer.extend_from_slice(b"tail");
+        std::fs::write(&p, &longer).unwrap();
+        assert!(refused(&p).contains("4 unexpected trailing bytes"));
+        // the checksum itself damaged
+        let n = bytes.len();
+        bytes[n - 3] ^= 1;
+        std::fs::write(&p, &bytes).unwrap();
+        assert!(refused(&p).contains("embedded SHA-256"));
+        bytes[n - 3] ^= 1;
+        // intact file, stale sidecar (another model's hash): refused
+        std::fs::write(&p, &bytes).unwrap();
+        std::fs::write(sidecar(&p), format!("{}  c.bin\n", "0".repeat(64))).unwrap();
+        assert!(refused(&p).contains("SHA-256 mismatch"));
+        std::fs::remove_file(sidecar(&p)).unwrap();
+        for not_a_file in [Path::new("/dev/zero"), _dir.path()] {
+            let e = load(not_a_file, false).err().expect("refused").to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+        for (junk, says) in [
+            (&b"NOTAMODEL"[..], "not a D7NTUP model"),
+            (b"hello", "not a D7NTUP model"),
+            (b"", "inside the magic"),
+            (b"D7NTUP", "inside the magic"),
+            (b"D7NTUP09xxxxxxxxxxxxxx", "reads D7NTUP01 and D7NTUP02"),
+        ] {
+            std::fs::write(&p, junk).unwrap();
+            let e = refused(&p);
+            assert!(e.contains(says), "{junk:?}: {e}");
+        }
+    }
+
+    /// Compressed files: the checksum covers the uncompressed stream, so a change that
+    /// decompresses cleanly is still caught.
+    #[test]
+    fn compressed_files_carry_the_checksum_inside() {
+        let _heavy = crate::heavy_test();
+        let t = small_frozen();
+        let (_dir, p) = tmp("z.bin.zst");
+        save(&t, &p, false).unwrap();
+        std::fs::remove_file(sidecar(&p)).unwrap();
+        let stream = zstd::decode_all(&std::fs::read(&p).unwrap()[..]).unwrap();
+        assert_eq!(&stream[..8], MAGIC);
+        let (back, info) = load(&p, false).unwrap();
+        assert!(same(&t, &back) && info.checked_by == CheckedBy::Embedded);
+        drop(back);
+        let mut changed = stream.clone();
+        let k = changed.len() / 2;
+        changed[k] ^= 4;
+        std::fs::write(&p, zstd::encode_all(&changed[..], 3).unwrap()).unwrap();
+        assert!(refused(&p).contains("embedded SHA-256"));
+        let cut = &stream[..stream.len() - 10];
+        std::fs::write(&p, zstd::encode_all(cut, 3).unwrap()).unwrap();
+        assert!(refused(&p).contains("inside the checksum"));
+    }
+
+    /// `D7NTUP01` files: read when their sidecar verifies them, refused without one (with
+    /// the way out), and `upgrade` writes exactly the file `save` writes for the same tables.
+    #[test]
+    fn old_format_needs_its_sidecar_and_upgrades_bit_for_bit() {
+        let _heavy = crate::heavy_test();
+        let t = small_frozen();
+        let (dir, p2) = tmp("new.bin");
+        let (bytes, _) = saved(&t, &p2);
+        // the same tables as D7NTUP01: the other magic, no checksum
+        let mut v1 = bytes[..bytes.len() - CHECKSUM_BYTES].to_vec();
+        v1[..8].copy_from_slice(MAGIC_V1);
+        let p1 = dir.path().join("old.bin");
+        std::fs::write(&p1, &v1).unwrap();
+        let e = refused(&p1);
+        assert!(
+            e.contains("D7NTUP01")
+                && e.contains("drop7 model upgrade")
+                && e.contains("--unverified"),
+            "{e}"
+        );
+        // with its sidecar it loads, as D7NTUP01 verified by the sidecar
+        let v1_sha = hex(&Sha256::digest(&v1));
+        std::fs::write(sidecar(&p1), format!("{v1_sha}  old.bin\n")).unwrap();
+        let (back, info) = load(&p1, false).unwrap();
+        assert_eq!(
+            (info.format, info.checked_by),
+            (Format::V1, CheckedBy::Sidecar)
+        );
+        assert_eq!(info.sha256, v1_sha);
+        assert!(same(&t, &back));
+        drop(back);
+        // corrupted, the sidecar catches it
+        let mut bad = v1.clone();
+        bad[v1.len() / 2] ^= 1;
+        std::fs::write(&p1, &bad).unwrap();
+        assert!(refused(&p1).contains("SHA-256 mismatch"));
+        assert!(upgrade(&p1, &dir.path().join("x.bin"), true).is_err());
+        assert!(!dir.path().join("x.bin").exists());
+        std::fs::write(&p1, &v1).unwrap();
+        // upgrade: verified by the sidecar, byte-identical to a fresh save
+        let up = dir.path().join("up.bin");
+        let u = upgrade(&p1, &up, false).unwrap();
+        assert_eq!((u.from, u.checked_by), (Format::V1, CheckedBy::Sidecar));
+        assert_eq!(std::fs::read(&up).unwrap(), bytes);
+        assert_eq!(u.sha256, hex(&Sha256::digest(&bytes)));
+        // without a sidecar only when trusted; in place
+        std::fs::remove_file(sidecar(&p1)).unwrap();
+        assert!(upgrade(&p1, &p1, false).is_err());
+        assert_eq!(
+            std::fs::read(&p1).unwrap(),
+            v1,
+            "a refused upgrade leaves the file"
+        );
+        let u = upgrade(&p1, &p1, true).unwrap();
+        assert_eq!(u.checked_by, CheckedBy::Nothing);
+        assert_eq!(std::fs::read(&p1).unwrap(), bytes);
+        assert_eq!(
+            load(&p1, false).unwrap().1.checked_by,
+            CheckedBy::EmbeddedAndSidecar
+        );
+        // and to a compressed file
+        let z = dir.path().join("up.bin.zst");
+        upgrade(&p2, &z, false).unwrap();
+        assert!(same(&t, &load(&z, false).unwrap().0));
+    }
+
+    /// Accumulators are covered by the checksum too, and skipped (but hashed) by a frozen
+    /// load.
+    #[test]
+    fn checkpoints_with_accumulators_are_checked_whole() {
         let _heavy = crate::heavy_test();
         let t = small();
-        let (_dir, p) = tmp("c.bin");
-        save(&t, &p, false).unwrap();
-        let mut bytes = std::fs::read(&p).unwrap();
-        // flip one weight bit: the hash catches it
-        let k = bytes.len() / 2;
-        bytes[k] ^= 1;
-        std::fs::write(&p, &bytes).unwrap();
-        let e = load(&p, false).err().unwrap();
-        assert!(e.to_string().contains("SHA-256 mismatch"), "{e}");
-        // truncation is named even without a sidecar
-        bytes[k] ^= 1;
-        std::fs::write(&p, &bytes[..bytes.len() - 100]).unwrap();
+        let (_dir, p) = tmp("ck.bin");
+        save(&t, &p, true).unwrap();
         std::fs::remove_file(sidecar(&p)).unwrap();
-        let e = load(&p, false).err().unwrap();
-        assert!(e.to_string().contains("truncated"), "{e}");
-        std::fs::write(&p, b"NOTAMODEL").unwrap();
+        let mut bytes = std::fs::read(&p).unwrap();
+        let n = bytes.len();
+        // a byte in the A accumulators, far past the weights
+        bytes[n - CHECKSUM_BYTES - 4 * 1000] ^= 1;
+        std::fs::write(&p, &bytes).unwrap();
+        assert!(refused(&p).contains("embedded SHA-256"));
+        assert!(load(&p, true).is_err());
+    }
+
+    /// NaN and infinite weights: refused by `load`, counted by `inspect` and `stats`, whose
+    /// mean, min and max are over the finite weights only.
+    #[test]
+    fn non_finite_weights_are_counted_and_refused() {
+        let _heavy = crate::heavy_test();
+        let t = small_frozen();
+        t.set_weight(7, f32::NAN);
+        t.set_weight(8, f32::INFINITY);
+        t.set_weight(9, f32::NEG_INFINITY);
+        t.set_weight(10, -5.0);
+        let (_dir, p) = tmp("nan.bin");
+        save(&t, &p, false).unwrap();
+        let e = refused(&p);
         assert!(
-            load(&p, false)
-                .err()
-                .unwrap()
-                .to_string()
-                .contains("not a D7NTUP01")
+            e.contains("1 NaN and 2 infinite weights (the first at entry 7)"),
+            "{e}"
         );
+        let (back, info) = inspect(&p).unwrap();
+        assert_eq!(
+            info.non_finite,
+            NonFinite {
+                nan: 1,
+                infinite: 2,
+                first: Some(7)
+            }
+        );
+        let s = stats(&back);
+        assert_eq!((s.nan, s.infinite, s.finite), (1, 2, t.layout.total - 3));
+        assert_eq!(s.min, Some(-5.0));
+        assert!(s.mean.unwrap().is_finite() && s.max.unwrap().is_finite());
+        // all NaN: no finite statistics at all
+        for w in &back.weights {
+            w.store(f32::NAN.to_bits(), Relaxed);
+        }
+        let s = stats(&back);
+        assert_eq!((s.nan, s.finite, s.untouched), (t.layout.total, 0, 0));
+        assert_eq!((s.mean, s.min, s.max), (None, None, None));
+        let j = serde_json::to_value(&s).unwrap();
+        assert!(j["mean"].is_null() && j["nan"] == t.layout.total);
     }
 
     #[test]
@@ -647,5 +1286,60 @@ mod tests {
         let p = promote(&t, crate::layout::Fill::Hgt5, false).unwrap();
         assert_eq!(p.layout.total, 5 * t.layout.total);
         assert_eq!(p.weight(3 * t.layout.total + 5), t.weight(5));
+    }
+
+    mod header_properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn spec() -> impl Strategy<Value = String> {
+            let families = ["rows", "cols", "win23", "win32", "win24", "win42"];
+            (
+                proptest::sample::subsequence(families.to_vec(), 1..=6),
+                proptest::sample::select(vec!["none", "cols", "all"]),
+                proptest::sample::select(vec!["none", "occ5", "hgt5"]),
+            )
+                .prop_map(|(f, phase, fill)| format!("{},phase={phase},fill={fill}", f.join(",")))
+        }
+
+        fn header_bytes(layout: &Layout, coherence: bool) -> Vec<u8> {
+            let mut v = Vec::new();
+            write_header(&mut v, layout, coherence).unwrap();
+            v
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            /// Any bytes: an error or a header, never a panic (and nothing is allocated for
+            /// tables by reading a header).
+            #[test]
+            fn arbitrary_bytes_never_panic(
+                prefix in proptest::sample::select(vec![&b""[..], &MAGIC[..], &MAGIC_V1[..], b"D7NTUP"]),
+                rest in proptest::collection::vec(any::<u8>(), 0..64),
+            ) {
+                let mut bytes = prefix.to_vec();
+                bytes.extend_from_slice(&rest);
+                let _ = read_header(&mut &bytes[..]);
+            }
+
+            /// A written header reads back as the same layout, entries and flag; one changed
+            /// or missing byte is an error or, at most, another valid header.
+            #[test]
+            fn headers_round_trip(spec in spec(), coherence: bool, at: usize, bit in 0u8..8) {
+                let layout = Layout::parse(&spec).unwrap();
+                let bytes = header_bytes(&layout, coherence);
+                let h = read_header(&mut &bytes[..]).unwrap();
+                prop_assert_eq!(h.format, Format::V2);
+                prop_assert_eq!(&h.layout, &layout);
+                prop_assert_eq!(h.entries, layout.total);
+                prop_assert_eq!(h.has_coherence, coherence);
+                let mut bad = bytes.clone();
+                let i = at % bad.len();
+                bad[i] ^= 1 << bit;
+                let _ = read_header(&mut &bad[..]);
+                prop_assert!(read_header(&mut &bytes[..i]).is_err());
+            }
+        }
     }
 }

@@ -66,6 +66,13 @@ pub fn append_progress(path: &Path, r: &ProgressRecord) -> Result<(), Error> {
 /// Every record of a progress file. A torn last line (a crash mid-write) is skipped; any
 /// other bad line is an error naming it.
 pub fn read_progress(path: &Path) -> Result<Vec<ProgressRecord>, Error> {
+    // never open a FIFO or a device (it could block, or never end)
+    if !std::fs::metadata(path).map_err(Error::io(path))?.is_file() {
+        return Err(Error::Train(format!(
+            "{}: not a regular file",
+            path.display()
+        )));
+    }
     let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut out = Vec::with_capacity(lines.len());

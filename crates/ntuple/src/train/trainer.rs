@@ -133,6 +133,12 @@ impl Trainer {
     /// this is the same run), and play the fair validation control once.
     pub fn new(cfg: TrainConfig, obs: &dyn TrainObserver) -> Result<Self, Error> {
         check_settings(&cfg)?;
+        if cfg.out.exists() && !cfg.out.is_dir() {
+            return Err(Error::Train(format!(
+                "--out {}: exists and is not a directory (a run writes a directory)",
+                cfg.out.display()
+            )));
+        }
         std::fs::create_dir_all(&cfg.out).map_err(Error::io(&cfg.out))?;
         let lock_path = cfg.out.join(".train.lock");
         let lock = std::fs::OpenOptions::new()
@@ -453,6 +459,9 @@ fn check_settings(cfg: &TrainConfig) -> Result<(), Error> {
             "--alpha {}: the learning rate must be a finite number ≥ 0",
             cfg.alpha
         ));
+    }
+    if cfg.target_moves == 0 {
+        return bad("--moves 0: nothing to train (give the total number of training moves)".into());
     }
     if cfg.checkpoint_every == 0 {
         return bad("--checkpoint-every 0: checkpoints need a positive interval".into());
