@@ -1,7 +1,6 @@
 //! Parity and debugging tools: `drop7 leaf`, `drop7 search` (single state or `--batch` JSON
 //! lines on stdin) and the D7P protocol server.
 
-use std::io::BufRead;
 use std::str::FromStr;
 
 use anyhow::{Context, anyhow, bail};
@@ -15,7 +14,7 @@ use ntuple::policy::PolicySpec;
 use serde_json::{Value, json};
 
 use crate::args::{BoardArg, ModelArg};
-use crate::output::{flush, write_line};
+use crate::output::{Line, MAX_LINE, bounded_lines, flush, write_line};
 
 #[derive(Args)]
 pub struct StateArgs {
@@ -23,10 +22,10 @@ pub struct StateArgs {
     #[arg(long, required_unless_present = "batch")]
     board: Option<BoardArg>,
     /// The disc to drop, 1-7.
-    #[arg(long, required_unless_present = "batch", value_parser = clap::value_parser!(u8).range(1..=7))]
+    #[arg(long, allow_negative_numbers = true, required_unless_present = "batch", value_parser = clap::value_parser!(u8).range(1..=7))]
     next: Option<u8>,
     /// Moves until the next rise, 1-5.
-    #[arg(long, required_unless_present = "batch", value_parser = clap::value_parser!(u8).range(1..=5))]
+    #[arg(long, allow_negative_numbers = true, required_unless_present = "batch", value_parser = clap::value_parser!(u8).range(1..=5))]
     rise: Option<u8>,
     /// Read JSON lines {"board","next","rise"[,"policy"]} on stdin; one JSON line out per line
     /// in (a bad line gets {"line","error"} and the batch goes on).
@@ -41,6 +40,10 @@ fn fair_search(s: &str) -> anyhow::Result<(u32, u32)> {
         other => bail!("`{other}` is not a search: expected fair-dNsK, e.g. fair-d3s7"),
     }
 }
+
+/// The largest direct-mapped table `search --table` allocates: 2²⁶ entries, 3.2 GB (the
+/// reference's largest is 2²⁰).
+const MAX_TABLE: usize = 1 << 26;
 
 /// Transposition table choice for `search`.
 #[derive(Debug, Clone, Copy)]
@@ -57,8 +60,18 @@ impl FromStr for TableArg {
                 let size: usize = n
                     .parse()
                     .map_err(|_| format!("`{n}` is not none, exact, default or an entry count"))?;
-                if !(1..=1 << 30).contains(&size) {
-                    return Err(format!("a table of {n} entries: use 1 to 1073741824"));
+                if !(1..=MAX_TABLE).contains(&size) {
+                    return Err(format!("a table of {n} entries: use 1 to {MAX_TABLE}"));
+                }
+                let bytes = drop7::search::direct_table_bytes(size);
+                if let Some(free) = ntuple::tables::available_memory()
+                    && bytes + (1 << 30) > free
+                {
+                    return Err(format!(
+                        "a table of {n} entries needs {:.1} GB and only {:.1} GB is available",
+                        bytes as f64 / 1e9,
+                        free as f64 / 1e9
+                    ));
                 }
                 Some(TableKind::Direct(size))
             }
@@ -74,8 +87,9 @@ pub struct SearchArgs {
     #[arg(long, default_value = "fair-d3s7", value_parser = fair_search)]
     policy: (u32, u32),
     /// Transposition table: none (the reference's table-free work counts), exact (the
-    /// reference LRU's counts), default (the deployment table), or a direct-mapped size.
-    #[arg(long, default_value = "default")]
+    /// reference LRU's counts), default (the deployment table), or a direct-mapped size of
+    /// 1 to 67108864 entries (48 bytes each, rounded up to a power of two).
+    #[arg(long, allow_negative_numbers = true, default_value = "default")]
     table: TableArg,
 }
 
@@ -94,16 +108,35 @@ fn parse_state(board: Board, next: u64, rise: u64) -> anyhow::Result<PublicState
 }
 
 fn state_from_json(v: &Value) -> anyhow::Result<PublicState> {
-    let board = v["board"]
-        .as_str()
-        .ok_or_else(|| anyhow!("missing \"board\" (a 49-digit string)"))?;
-    let next = v["next"]
-        .as_u64()
-        .ok_or_else(|| anyhow!("missing \"next\" (1-7)"))?;
-    let rise = v["rise"]
-        .as_u64()
-        .ok_or_else(|| anyhow!("missing \"rise\" (1-5)"))?;
+    if !v.is_object() {
+        bail!("expected a JSON object {{\"board\", \"next\", \"rise\"}}, got {v}");
+    }
+    let board = match &v["board"] {
+        Value::Null => bail!("missing \"board\" (a 49-digit string)"),
+        b => b
+            .as_str()
+            .ok_or_else(|| anyhow!("\"board\" is {b}: expected a 49-digit string"))?,
+    };
+    let int = |key: &str, range: &str| -> anyhow::Result<u64> {
+        match &v[key] {
+            Value::Null => bail!("missing \"{key}\" ({range})"),
+            x => x
+                .as_u64()
+                .ok_or_else(|| anyhow!("\"{key}\" is {x}: expected an integer {range}")),
+        }
+    };
+    let next = int("next", "1-7")?;
+    let rise = int("rise", "1-5")?;
     parse_state(board.parse::<BoardArg>()?.0, next, rise)
+}
+
+/// A batch line's "policy": absent, or a `fair-dNsK` string.
+fn line_policy(v: &Value) -> anyhow::Result<Option<(u32, u32)>> {
+    match &v["policy"] {
+        Value::Null => Ok(None),
+        Value::String(p) => fair_search(p).map(Some),
+        p => bail!("\"policy\" is {p}: expected a string such as \"fair-d3s7\""),
+    }
 }
 
 /// A number as the reference prints it (`%.17g`): integral values without a fraction.
@@ -165,14 +198,25 @@ fn each_state(
         }
         return Ok(());
     }
-    for (i, line) in std::io::stdin().lock().split(b'\n').enumerate() {
-        let bytes = line.context("reading standard input")?;
-        let Ok(line) = String::from_utf8(bytes) else {
-            let v = json!({"line": i + 1, "error": "the line is not UTF-8"});
-            if !write_line(&mut out, &v.to_string())? {
-                return Ok(());
+    for (i, line) in bounded_lines(std::io::stdin().lock()).enumerate() {
+        let refused = |why: String| json!({"line": i + 1, "error": why});
+        let line = match line.context("reading standard input")? {
+            Line::Text(bytes) => {
+                String::from_utf8(bytes).map_err(|_| refused("the line is not UTF-8".into()))
             }
-            continue;
+            Line::TooLong(n) => Err(refused(format!(
+                "the line is {n} bytes long; at most {MAX_LINE}"
+            ))),
+        };
+        let line = match line {
+            Ok(line) => line,
+            Err(v) => {
+                if !write_line(&mut out, &v.to_string())? {
+                    return Ok(());
+                }
+                flush(&mut out)?;
+                continue;
+            }
         };
         if line.trim().is_empty() {
             continue;
@@ -186,7 +230,7 @@ fn each_state(
         }
         flush(&mut out)?;
     }
-    Ok(())
+    flush(&mut out)
 }
 
 pub fn leaf(a: StateArgs) -> anyhow::Result<()> {
@@ -196,8 +240,8 @@ pub fn leaf(a: StateArgs) -> anyhow::Result<()> {
 pub fn search(a: SearchArgs) -> anyhow::Result<()> {
     let default_cfg = search_config(a.policy, a.table);
     each_state(&a.state, |s, v| {
-        let cfg = match v["policy"].as_str() {
-            Some(p) => search_config(fair_search(p)?, a.table),
+        let cfg = match line_policy(v)? {
+            Some(p) => search_config(p, a.table),
             None => default_cfg,
         };
         Ok(search_json(s, cfg))
@@ -221,9 +265,22 @@ pub fn d7p(a: D7pArgs) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut state: Option<PublicState> = None;
-    for line in std::io::stdin().lock().split(b'\n') {
-        // a line that is not UTF-8 is answered like any unknown command, never fatal
-        let line = String::from_utf8_lossy(&line.context("reading standard input")?).into_owned();
+    for line in bounded_lines(std::io::stdin().lock()) {
+        // a line that is not UTF-8 is answered like any unknown command, never fatal; so is
+        // one too long to read whole
+        let line = match line.context("reading standard input")? {
+            Line::Text(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Line::TooLong(n) => {
+                if !write_line(
+                    &mut out,
+                    &format!("info string error: a line of {n} bytes (at most {MAX_LINE})"),
+                )? {
+                    return Ok(());
+                }
+                flush(&mut out)?;
+                continue;
+            }
+        };
         let words: Vec<&str> = line.split_whitespace().collect();
         let reply = match words.as_slice() {
             [] => continue,
@@ -270,5 +327,84 @@ fn parse_position(words: &[&str]) -> anyhow::Result<PublicState> {
             parse_state(board.parse::<BoardArg>()?.0, n, r)
         }
         _ => bail!("expected `... next <1-7> rise <1-5>`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A batch line for a state, as a script would write it.
+    fn line(s: &PublicState) -> String {
+        json!({"board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining}).to_string()
+    }
+
+    /// A state of a real game.
+    fn game_state() -> impl Strategy<Value = PublicState> {
+        (any::<u32>(), 0usize..60).prop_map(|(seed, m)| {
+            drop7::runner::sample_states(seed, m + 1)
+                .pop()
+                .map(|(s, _)| s)
+                .expect("a state")
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Any text as a batch line: a state or an error, never a panic.
+        #[test]
+        fn any_line_parses_or_is_refused(text in "\\PC{0,80}") {
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                let _ = state_from_json(&v);
+                let _ = line_policy(&v);
+            }
+        }
+
+        /// JSON objects with hostile field values: never a panic.
+        #[test]
+        fn hostile_fields_are_refused_or_read(
+            board in "\\PC{0,60}|[0-9]{49}|startpos",
+            next in prop_oneof![any::<i64>().prop_map(Value::from), any::<f64>().prop_map(Value::from),
+                                Just(Value::Null), "\\PC{0,5}".prop_map(Value::from)],
+            rise in prop_oneof![any::<u64>().prop_map(Value::from), Just(json!([1]))],
+            policy in prop_oneof![Just(Value::Null), "fair-d[0-9]s[0-9]{1,3}".prop_map(Value::from),
+                                  any::<i32>().prop_map(Value::from)],
+        ) {
+            let v = json!({"board": board, "next": next, "rise": rise, "policy": policy});
+            if let Ok(s) = state_from_json(&v) {
+                prop_assert!((1..=7).contains(&s.next) && (1..=5).contains(&s.moves_remaining));
+            }
+            let _ = line_policy(&v);
+        }
+
+        /// The line of a state reads back as that state, and D7P's position line too.
+        #[test]
+        fn lines_round_trip(s in game_state()) {
+            let v: Value = serde_json::from_str(&line(&s)).unwrap();
+            let back = state_from_json(&v).unwrap();
+            prop_assert_eq!((back.board, back.next, back.moves_remaining), (s.board, s.next, s.moves_remaining));
+            let board = s.board.to_string();
+            let (n, r) = (s.next.to_string(), s.moves_remaining.to_string());
+            let words = ["board", board.as_str(), "next", n.as_str(), "rise", r.as_str()];
+            let back = parse_position(&words).unwrap();
+            prop_assert_eq!((back.board, back.next, back.moves_remaining), (s.board, s.next, s.moves_remaining));
+        }
+
+        /// D7P position words: never a panic.
+        #[test]
+        fn any_position_words_parse_or_are_refused(words in proptest::collection::vec("\\PC{0,50}", 0..8)) {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            let _ = parse_position(&words);
+        }
+
+        /// --table values: never a panic; accepted sizes are within the bound.
+        #[test]
+        fn table_values_parse_or_are_refused(text in "\\PC{0,24}|[0-9]{1,22}") {
+            if let Ok(TableArg(Some(TableKind::Direct(n)))) = text.parse::<TableArg>() {
+                prop_assert!((1..=MAX_TABLE).contains(&n));
+            }
+        }
     }
 }

@@ -19,7 +19,7 @@ use crate::output::{print_line, write_line};
 #[derive(Args)]
 pub struct TraceArgs {
     /// Game seed, decimal or 0x-hex (e.g. 0x2d700000).
-    #[arg(long, value_parser = parse_seed)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
     seed: u32,
     /// Who plays: `trace-random` (the reference trace policy, a Mulberry32 stream from the
     /// seed: reproduces the reference traces), or any policy `play` takes (random, center,
@@ -27,7 +27,7 @@ pub struct TraceArgs {
     #[arg(long, default_value = "trace-random")]
     policy: PolicySpec,
     /// Stop after this many moves (the research cap is 2000).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 2000)]
     max_moves: u32,
     #[command(flatten)]
     model: ModelArg,
@@ -67,16 +67,16 @@ pub struct StepArgs {
     #[arg(long)]
     board: BoardArg,
     /// The disc to drop, 1-7.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     next: u8,
     /// Moves until the next rise before this move, 1-5.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     rise: u8,
     /// Column 0-6.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     column: usize,
     /// Seed of the Mulberry32 reveal stream, used raw (not mixed), decimal or 0x-hex.
-    #[arg(long, default_value = "0", value_parser = parse_seed)]
+    #[arg(long, allow_negative_numbers = true, default_value = "0", value_parser = parse_seed)]
     reveal_seed: u32,
 }
 
@@ -103,14 +103,14 @@ pub struct BenchArgs {
     /// decisions are timed on one thread.
     #[arg(long)]
     policy: Option<PolicySpec>,
-    /// Decisions to time with --policy.
-    #[arg(long, default_value_t = 50)]
+    /// Decisions to time with --policy (at least 1).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
     decisions: u32,
     /// First seed of the block, decimal or 0x-hex.
-    #[arg(long, default_value = "0x2d700000", value_parser = parse_seed)]
+    #[arg(long, allow_negative_numbers = true, default_value = "0x2d700000", value_parser = parse_seed)]
     start: u32,
     /// Number of reference-random games (seeds start, start+1, ...) for the simulator bench.
-    #[arg(long, default_value_t = 400_000)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 400_000)]
     games: u32,
     /// Print the result as one JSON object instead of text.
     #[arg(long)]

@@ -23,7 +23,7 @@ pub struct PlayArgs {
     #[arg(long)]
     pub seeds: SeedBlock,
     /// Worker threads (0 = all cores).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub threads: usize,
     /// Append one JSON line per game here; seeds already in the file are skipped (resume).
     /// One process at a time: a second writer is refused.

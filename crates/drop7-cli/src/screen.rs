@@ -33,7 +33,7 @@ pub struct ScreenArgs {
     #[arg(long)]
     out: PathBuf,
     /// Worker threads (0 = all cores).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     threads: usize,
     /// Seed ledger (JSON) that guards screen blocks.
     #[arg(long, env = "DROP7_LEDGER", default_value = "drop7-leases.json")]
@@ -55,20 +55,28 @@ pub struct ScreenArgs {
     shard: Option<Shard>,
     /// Open the block and record the screen now, then print a Slurm job-array script that
     /// plays it as N shards (submit it with sbatch; merge with `drop7 merge screen OUT`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     emit_slurm: Option<u32>,
-    /// Time limit per shard for --emit-slurm (HH:MM:SS); default: an estimate from the arms'
-    /// measured decision times, doubled, plus 10 minutes.
-    #[arg(long, value_name = "HH:MM:SS", requires = "emit_slurm")]
+    /// Time limit per shard for --emit-slurm (HH:MM:SS, or Slurm's MM, MM:SS, D-HH,
+    /// D-HH:MM, D-HH:MM:SS); default: an estimate from the arms' measured decision times,
+    /// doubled, plus 10 minutes.
+    #[arg(long, value_name = "HH:MM:SS", requires = "emit_slurm", value_parser = slurm_time)]
     slurm_time: Option<String>,
-    /// CPUs per shard for --emit-slurm (each shard plays with that many threads).
-    #[arg(long, default_value_t = 2, requires = "emit_slurm")]
+    /// CPUs per shard for --emit-slurm (each shard plays with that many threads), 1-1024.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 2, requires = "emit_slurm",
+        value_parser = clap::value_parser!(u32).range(1..=1024))]
     slurm_cpus: u32,
     #[command(flatten)]
     model: ModelArg,
 }
 
 pub fn screen(a: ScreenArgs) -> anyhow::Result<()> {
+    if a.out.exists() && !a.out.is_dir() {
+        bail!(
+            "--out {}: exists and is not a directory (a screen writes a directory)",
+            a.out.display()
+        );
+    }
     let find = |n: &str| -> anyhow::Result<usize> {
         let spec: PolicySpec = n.parse()?;
         a.arms
@@ -110,6 +118,8 @@ pub fn screen(a: ScreenArgs) -> anyhow::Result<()> {
                 a.seeds
             );
         }
+        // everything the script needs is checked before the block is opened
+        let script = slurm_script(&a, n)?;
         let lease = prepare_screen(&plan)?;
         // Slurm opens the tasks' log files there before the first task starts
         let shards = a.out.join("shards");
@@ -118,7 +128,7 @@ pub fn screen(a: ScreenArgs) -> anyhow::Result<()> {
             "opened lease `{lease}` and recorded the screen in {}",
             a.out.display()
         );
-        return print_text(&slurm_script(&a, n)?);
+        return print_text(&script);
     }
     let report = match run_screen(&plan, &bar)? {
         ScreenOutcome::Report(r) => r,
@@ -161,7 +171,51 @@ fn ms_per_decision(p: &PolicySpec) -> f64 {
     }
 }
 
-/// A Slurm job-array script for this screen, one task per shard.
+/// A Slurm time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (digits only).
+fn slurm_time(s: &str) -> Result<String, String> {
+    let bad = || {
+        format!(
+            "{s:?} is not a Slurm time limit: use HH:MM:SS (or MM, MM:SS, D-HH, D-HH:MM, D-HH:MM:SS)"
+        )
+    };
+    let (days, rest) = match s.split_once('-') {
+        Some((d, r)) => (Some(d), r),
+        None => (None, s),
+    };
+    let parts: Vec<&str> = rest.split(':').collect();
+    let digits = |p: &str| !p.is_empty() && p.len() <= 6 && p.bytes().all(|b| b.is_ascii_digit());
+    if days.is_none_or(digits) && parts.len() <= 3 && parts.iter().all(|p| digits(p)) {
+        Ok(s.to_owned())
+    } else {
+        Err(bad())
+    }
+}
+
+/// `s` as one shell word: single-quoted, a `'` inside written `'\''`. Control characters
+/// (a line break would end the command) are refused.
+fn shell_word(what: &str, s: &str) -> anyhow::Result<String> {
+    if s.chars().any(char::is_control) {
+        bail!(
+            "--emit-slurm: {what} {s:?} holds a control character, which a job script cannot carry"
+        );
+    }
+    Ok(format!("'{}'", s.replace('\'', "'\\''")))
+}
+
+/// A path for an `#SBATCH` line, which Slurm splits itself: plain characters only.
+fn sbatch_path(what: &str, p: &std::path::Path) -> anyhow::Result<String> {
+    let s = p.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,@=~".contains(c);
+    if !s.chars().all(plain) {
+        bail!(
+            "--emit-slurm: {what} `{s}` has characters an #SBATCH line cannot carry safely (use letters, digits and / . _ - + , @ = ~)"
+        );
+    }
+    Ok(s)
+}
+
+/// A Slurm job-array script for this screen, one task per shard. Every value from the
+/// command line is quoted for the shell (or refused), so no path or name can add commands.
 fn slurm_script(a: &ScreenArgs, n: u32) -> anyhow::Result<String> {
     let exe = std::env::current_exe()?;
     let abs = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
@@ -174,34 +228,44 @@ fn slurm_script(a: &ScreenArgs, n: u32) -> anyhow::Result<String> {
             format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
         }
     };
-    let arms: Vec<String> = a.arms.iter().map(|p| p.to_string()).collect();
+    let names = a
+        .arms
+        .iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let arms = shell_word("--arms", &names)?;
     let model = match &a.model.model {
-        Some(m) => format!(" --model '{}'", abs(m).display()),
+        Some(m) => format!(
+            " --model {}",
+            shell_word("--model", &abs(m).display().to_string())?
+        ),
         None => String::new(),
     };
     let out = abs(&a.out);
+    let log_dir = sbatch_path("--out", &out)?;
+    let out = shell_word("--out", &out.display().to_string())?;
+    let exe = shell_word("the drop7 executable", &exe.display().to_string())?;
+    let ledger = shell_word("--ledger", &abs(&a.ledger).display().to_string())?;
+    let shards = shell_word("--out", &format!("{log_dir}/shards"))?;
     Ok(format!(
         "#!/bin/bash
-# drop7 screen of {arms} on {seeds}, as {n} shards ({games:.0} games per arm per shard at most).
+# drop7 screen of {names} on {seeds}, as {n} shards ({games:.0} games per arm per shard at most).
 # Submit, then merge when every shard is done:
 #   jid=$(sbatch --parsable THIS_SCRIPT)
-#   sbatch --dependency=afterok:$jid --wrap \"{exe} merge screen '{out}'\"
+#   sbatch --dependency=afterok:$jid --wrap \"{exe} merge screen {log_dir}\"
 # A shard that is killed resumes where it stopped when resubmitted (sbatch --array=K THIS_SCRIPT).
 #SBATCH --job-name=drop7-screen
 #SBATCH --array=0-{last}
 #SBATCH --cpus-per-task={cpus}
 #SBATCH --time={time}
-#SBATCH --output={out}/shards/slurm-%A_%a.log
+#SBATCH --output={log_dir}/shards/slurm-%A_%a.log
 set -euo pipefail
-mkdir -p '{out}/shards'
-exec '{exe}' screen --arms '{arms}' --seeds {seeds} --out '{out}' --ledger '{ledger}'{model} \\
+mkdir -p {shards}
+exec {exe} screen --arms {arms} --seeds {seeds} --out {out} --ledger {ledger}{model} \\
   --threads \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\" --shard slurm --quiet
 ",
-        arms = arms.join(","),
         seeds = a.seeds,
-        exe = exe.display(),
-        out = out.display(),
-        ledger = abs(&a.ledger).display(),
         last = n - 1,
         cpus = a.slurm_cpus,
     ))
@@ -258,6 +322,9 @@ pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
             for e in std::fs::read_dir(dir)?.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
                 if let Some(tag) = name.strip_prefix(&prefix) {
+                    if !std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()) {
+                        bail!("{}: not a regular file", e.path().display());
+                    }
                     let shard = tag
                         .split_once("-of-")
                         .and_then(|(k, n)| format!("{k}/{n}").parse::<Shard>().ok())
@@ -325,6 +392,12 @@ pub fn lease(a: LeaseArgs) -> anyhow::Result<()> {
     match a.action {
         LeaseAction::List { json } => {
             let ledger = Ledger::load(&a.ledger)?;
+            if !a.ledger.exists() {
+                eprintln!(
+                    "note: no ledger at {} yet (an empty list)",
+                    a.ledger.display()
+                );
+            }
             if json {
                 return print_line(&serde_json::to_string_pretty(&ledger).expect("ledger"));
             }

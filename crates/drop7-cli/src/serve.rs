@@ -14,7 +14,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = ".", value_name = "DIR")]
     dir: PathBuf,
     /// TCP port; 0 picks a free one (the address is printed on stdout).
-    #[arg(long, default_value_t = 8077)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 8077)]
     port: u16,
     /// Address to listen on. The default serves this machine only; another address exposes
     /// the results directory to the network.

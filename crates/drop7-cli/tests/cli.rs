@@ -443,7 +443,7 @@ fn output_errors_closed_pipes_and_hostile_bytes() {
                 "--table",
                 "99999999999999",
             ],
-            "use 1 to 1073741824",
+            "use 1 to 67108864",
         ),
         (
             vec![
