@@ -11,7 +11,7 @@ use crate::search::smp::{SearchOptions, exit_breakdown, search};
 use crate::search::time::{Limits, PonderHit};
 use crate::search::tt::Tt;
 use crate::tools::perft::perft_divide;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread::JoinHandle;
@@ -280,6 +280,55 @@ pub struct Engine {
     pub chess960: bool,
 }
 
+/// The longest input line read (1 MiB): a `position startpos moves ...` of a 10,000-ply game
+/// is about 50 kB. A longer line is skipped to its end without being held in memory, so an
+/// endless line cannot exhaust it.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What [`read_line_capped`] read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// End of input, nothing read.
+    Eof,
+    /// A line (with its newline, unless the input ended first) is in the buffer.
+    Whole,
+    /// The line was longer than the cap: it was read to its end and dropped.
+    TooLong,
+}
+
+/// Read one line into `buf` (cleared by the caller) holding at most `cap` bytes of it.
+pub fn read_line_capped(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<Line> {
+    let n = input.by_ref().take(cap as u64 + 1).read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(Line::Eof);
+    }
+    if buf.len() <= cap || buf.last() == Some(&b'\n') {
+        return Ok(Line::Whole);
+    }
+    // Too long: skip the rest of the line in the reader's own buffer.
+    buf.clear();
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(Line::TooLong);
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                input.consume(i + 1);
+                return Ok(Line::TooLong);
+            }
+            None => {
+                let len = chunk.len();
+                input.consume(len);
+            }
+        }
+    }
+}
+
 /// Value of `LazyTables` that selects the tables built into the engine.
 pub const EMBEDDED_TABLES_NAME: &str = "<embedded>";
 
@@ -325,9 +374,13 @@ impl Engine {
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            match input.read_until(b'\n', &mut buf) {
-                Ok(0) => break,
-                Ok(_) => {}
+            match read_line_capped(&mut input, &mut buf, MAX_LINE_BYTES) {
+                Ok(Line::Eof) => break,
+                Ok(Line::Whole) => {}
+                Ok(Line::TooLong) => {
+                    println!("info string error: line ignored, longer than {MAX_LINE_BYTES} bytes");
+                    continue;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     println!("info string error: cannot read input: {e}");

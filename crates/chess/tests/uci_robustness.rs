@@ -196,3 +196,56 @@ fn impossible_fen_and_bad_searchmoves_are_errors() {
         assert!(!e.is_searching(), "{go}");
     }
 }
+
+#[test]
+fn an_endless_line_is_skipped_in_bounded_memory() {
+    use chess::uci::{Line, read_line_capped};
+    use std::io::{BufReader, Cursor};
+    // 3 MB without a newline, then a normal line, then a line of exactly the cap.
+    let cap = 1000;
+    let mut data = vec![b'x'; 3_000_000];
+    data.extend_from_slice(b"\nisready\n");
+    data.extend(std::iter::repeat_n(b'y', cap));
+    data.push(b'\n');
+    data.extend_from_slice(b"tail");
+    let mut r = BufReader::with_capacity(4096, Cursor::new(data));
+    let mut buf = Vec::new();
+    assert_eq!(
+        read_line_capped(&mut r, &mut buf, cap).unwrap(),
+        Line::TooLong
+    );
+    assert!(
+        buf.capacity() <= 2 * cap + 64,
+        "held {} bytes",
+        buf.capacity()
+    );
+    buf.clear();
+    assert_eq!(
+        read_line_capped(&mut r, &mut buf, cap).unwrap(),
+        Line::Whole
+    );
+    assert_eq!(buf, b"isready\n");
+    buf.clear();
+    assert_eq!(
+        read_line_capped(&mut r, &mut buf, cap).unwrap(),
+        Line::Whole
+    );
+    assert_eq!(buf.len(), cap + 1);
+    buf.clear();
+    assert_eq!(
+        read_line_capped(&mut r, &mut buf, cap).unwrap(),
+        Line::Whole
+    );
+    assert_eq!(buf, b"tail");
+    buf.clear();
+    assert_eq!(read_line_capped(&mut r, &mut buf, cap).unwrap(), Line::Eof);
+    // The engine answers after such a line.
+    let mut e = Engine::new();
+    let mut input = b"x".repeat(chess::uci::MAX_LINE_BYTES + 10);
+    input.extend_from_slice(b"\nposition startpos moves e2e4\n");
+    e.run(Cursor::new(input));
+    assert_eq!(
+        to_fen(&e.pos.board),
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
+    );
+}
