@@ -15,19 +15,13 @@ use ntuple::model;
 use ntuple::tables::{OPTIMISTIC_TOTAL, Tables};
 use serde_json::Value;
 
-/// Model files every case may name as `$MODELS/...`, made once per run (small layout:
-/// 120 MB of weights, most of the fixtures compressed to almost nothing).
+/// Model files every case may name as `$MODELS/...`, made once per run by the test (small
+/// layout: 120 MB of weights, most of the fixtures compressed to almost nothing) in a
+/// directory it removes at the end.
+static MODELS: OnceLock<PathBuf> = OnceLock::new();
+
 fn models() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("drop7-bad-input-models-")
-            .tempdir()
-            .unwrap();
-        make_models(dir.path());
-        dir
-    })
-    .path()
+    MODELS.get().expect("the models are made first")
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -363,7 +357,12 @@ fn every_bad_input_has_its_expected_outcome() {
                 .is_none_or(|o| c["name"].as_str().unwrap().contains(o))
         })
         .collect();
-    models();
+    let models_dir = tempfile::Builder::new()
+        .prefix("drop7-bad-input-models-")
+        .tempdir()
+        .unwrap();
+    make_models(models_dir.path());
+    MODELS.set(models_dir.path().to_owned()).unwrap();
     // Two cases at a time: most are refusals in milliseconds; model loads take a moment.
     let next = Mutex::new(cases.iter());
     let failures = Mutex::new(Vec::new());
