@@ -36,11 +36,15 @@ pub enum BookError {
     TooLarge { path: PathBuf },
     #[error("--book {}:{line}: not UTF-8 text", path.display())]
     NotUtf8 { path: PathBuf, line: usize },
-    #[error("--book {}:{line}: {source}", path.display())]
+    /// The reason is part of the message, not a separate cause, so a chained error print
+    /// (`anyhow`'s `{:#}`) does not say it twice.
+    #[error("--book {}:{line}: {reason}{hint}", path.display())]
     Line {
         path: PathBuf,
         line: usize,
-        source: RulesError,
+        reason: RulesError,
+        /// What to do when the line is a Chess960 position read without `--chess960`.
+        hint: &'static str,
     },
     #[error(
         "--book {}: no playable position ({skipped} skipped because the game is already over)",
@@ -87,10 +91,15 @@ impl Book {
                 path: path.to_owned(),
                 line,
             })?;
-            let board = parse_line_with(text, chess960).map_err(|source| BookError::Line {
+            let board = parse_line_with(text, chess960).map_err(|reason| BookError::Line {
                 path: path.to_owned(),
                 line,
-                source,
+                reason,
+                hint: if !chess960 && parse_line_with(text, true).is_ok() {
+                    " (a Chess960 position: add --chess960)"
+                } else {
+                    ""
+                },
             })?;
             if let Some(b) = board {
                 match game_over(&b) {

@@ -698,5 +698,8 @@ fn chess960_games_castle_king_takes_rook_and_python_chess_replays_them() {
     ]));
     let (status, _, err, _) = run_raw("true", &plain);
     assert_eq!(status.code(), Some(2), "{err}");
-    assert!(err.contains("shredder.epd:1: "), "{err}");
+    assert!(
+        err.contains("shredder.epd:1: ") && err.contains("add --chess960"),
+        "{err}"
+    );
 }
