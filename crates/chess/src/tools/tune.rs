@@ -35,7 +35,7 @@ const BUCKETS: usize = 8;
 const STATE_FORMAT: &str = "actuary-tune-state-v1";
 
 /// `actuary tune`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct TuneArgs {
     /// Labelled positions, comma-separated files: `FEN | score | result` lines (what
     /// `actuary datagen` writes; result 1.0/0.5/0.0 for White) or EPD lines with the result
@@ -504,6 +504,49 @@ fn bucket_stats(d: &Dataset, w: &[f64], threads: usize) -> BucketStats {
     out
 }
 
+/// The cheap tiers' residual spread: mean over the material buckets (with positions) of the
+/// standard deviation, in centipawns, lazy and super-lazy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    pub lazy: f64,
+    pub super_lazy: f64,
+}
+
+impl Spread {
+    fn of(st: &BucketStats) -> Spread {
+        let used: Vec<_> = st.iter().filter(|b| b.0 > 0.0).collect();
+        let n = used.len().max(1) as f64;
+        Spread {
+            lazy: 100.0 * used.iter().map(|b| b.3.max(0.0).sqrt()).sum::<f64>() / n,
+            super_lazy: 100.0 * used.iter().map(|b| b.4.max(0.0).sqrt()).sum::<f64>() / n,
+        }
+    }
+
+    fn to(self, after: Spread) -> SpreadChange {
+        SpreadChange {
+            before: self,
+            after,
+        }
+    }
+}
+
+/// A spread before and after tuning.
+#[derive(Clone, Copy, Debug)]
+pub struct SpreadChange {
+    pub before: Spread,
+    pub after: Spread,
+}
+
+impl std::fmt::Display for SpreadChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "residual spread (mean bucket sd, cp) lazy {:.1} -> {:.1}, super-lazy {:.1} -> {:.1}",
+            self.before.lazy, self.after.lazy, self.before.super_lazy, self.after.super_lazy
+        )
+    }
+}
+
 /// Loss and gradient (of the training loss, outcome part and variance part) at `w`.
 fn pass(
     d: &Dataset,
@@ -836,9 +879,21 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         .map(|c| S::new(c[0].round() as i32, c[1].round() as i32))
         .collect();
     let moved = values.iter().zip(&start).filter(|(a, b)| a != b).count();
+    // What the variance penalty is for: the spread of what the cheap tiers miss, before and
+    // after (training positions, mean over the material buckets of the standard deviation).
+    let w0: Vec<f64> = start
+        .iter()
+        .flat_map(|s| [f64::from(s.mg), f64::from(s.eg)])
+        .collect();
+    let spread = Spread::of(&bucket_stats(&d, &w0, threads)).to(Spread::of(&bucket_stats(
+        &d,
+        &st.best_weights,
+        threads,
+    )));
     let source = format!(
         "actuary tune --data {} ({} positions), K {:.4}, lambda {}, variance penalty {},\n\
-         learning rate {}, best hold-out loss {:.6} at epoch {} of {} (stopped by {}).",
+         learning rate {}, best hold-out loss {:.6} at epoch {} of {} (stopped by {}),\n\
+         {spread}.",
         a.data
             .iter()
             .map(|p| p.display().to_string())
@@ -861,7 +916,7 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
     })?;
     let first = st.history.first().map_or(f64::NAN, |h| h.2);
     Ok(format!(
-        "tune: hold-out loss {first:.6} -> {:.6} (epoch {}), {moved} of {} entries changed, {} written ({:.0} s; stopped by {stopped})",
+        "tune: hold-out loss {first:.6} -> {:.6} (epoch {}), {spread}, {moved} of {} entries changed, {} written ({:.0} s; stopped by {stopped})",
         st.best_holdout,
         st.best_epoch,
         NAMES.len(),
@@ -1075,6 +1130,32 @@ mod tests {
         let st: State = serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
         assert_eq!(st.epoch, 30);
         assert_eq!(st.history.len(), 30);
+        // A strong variance penalty narrows what the cheap tiers miss, and the summary and
+        // the file say by how much.
+        let out_v = dir.path().join("v.txt");
+        let v = TuneArgs {
+            out: out_v.clone(),
+            variance_penalty: 1.0,
+            resume: false,
+            epochs: 20,
+            ..a.clone()
+        };
+        let summary = tune(&v).unwrap();
+        let num = |s: &str, key: &str| -> (f64, f64) {
+            let i = s.find(key).unwrap() + key.len();
+            let w: Vec<&str> = s[i..].split_whitespace().collect();
+            (
+                w[0].parse().unwrap(),
+                w[2].trim_end_matches(',').parse().unwrap(),
+            )
+        };
+        let (before, after) = num(&summary, "super-lazy ");
+        assert!(after < before, "{summary}");
+        assert!(
+            std::fs::read_to_string(&out_v)
+                .unwrap()
+                .contains("residual spread")
+        );
         // Other settings refuse the state.
         a.lambda = 0.5;
         let e = tune(&a).unwrap_err().to_string();
