@@ -26,7 +26,7 @@ use crate::board::{Position, legal_moves, to_fen};
 use crate::search::Worker;
 use crate::search::params::MATE_BOUND;
 use crate::search::tt::Tt;
-use crate::tools::pool::{SplitMix, is_quiet, progress, read_positions, self_play};
+use crate::tools::pool::{PoolError, SplitMix, is_quiet, progress, read_positions, self_play};
 use std::collections::{BTreeSet, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -71,21 +71,10 @@ pub struct DatagenArgs {
     pub hash: u64,
 }
 
-/// Why datagen could not run.
+/// Why datagen could not run. A file that cannot be read or written, or a bad line, is a
+/// [`PoolError`] (`Io`, `Line`): the same errors, with the same messages, as `pool build`.
 #[derive(Debug, thiserror::Error)]
 pub enum DatagenError {
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{}:{line}: {message}", path.display())]
-    Line {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
     #[error(
         "{}: made with other settings ({found}); use another --out or the same settings ({want})",
         path.display()
@@ -98,13 +87,15 @@ pub enum DatagenError {
     #[error("{}: another process is writing this file (it is locked)", path.display())]
     Locked { path: PathBuf },
     #[error(transparent)]
-    Book(#[from] crate::tools::pool::PoolError),
+    File(#[from] PoolError),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DatagenError + '_ {
-    move |source| DatagenError::Io {
-        path: path.to_owned(),
-        source,
+    move |source| {
+        DatagenError::File(PoolError::Io {
+            path: path.to_owned(),
+            source,
+        })
     }
 }
 
@@ -153,10 +144,12 @@ fn read_existing(path: &Path) -> Result<Existing, DatagenError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
         Err(e) => return Err(io_err(path)(e)),
     };
-    let bad = |line: usize, message: String| DatagenError::Line {
-        path: path.to_owned(),
-        line,
-        message,
+    let bad = |line: usize, message: String| {
+        DatagenError::File(PoolError::Line {
+            path: path.to_owned(),
+            line,
+            message,
+        })
     };
     let mut offset = 0u64;
     let mut pending = 0usize;
