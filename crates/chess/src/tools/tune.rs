@@ -23,6 +23,7 @@ use crate::eval::params::{self, COUNT, NAMES, VALUES};
 use crate::eval::pst::PHASE_MAX;
 use crate::eval::trace::trace_tiers;
 use crate::eval::{S, army_scaler, material_bucket};
+use crate::tools::pool::PoolError;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -118,18 +119,10 @@ fn holdout_percent(s: &str) -> Result<f64, String> {
 /// Why tuning could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{}:{line}: {message}", path.display())]
-    Line {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
+    /// A file that cannot be read or written, or a bad data line: the same errors as the
+    /// other tools' ([`PoolError`] `Io`, `Line`).
+    #[error(transparent)]
+    File(#[from] PoolError),
     #[error(transparent)]
     Params(#[from] params::ParamsError),
     #[error("{0}")]
@@ -223,20 +216,26 @@ pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64
         // A file with `# game` lines groups its positions by game; otherwise each position
         // is a group of its own.
         let mut games = false;
-        let text = std::fs::read(path).map_err(|source| TuneError::Io {
-            path: path.clone(),
-            source,
+        let text = std::fs::read(path).map_err(|source| {
+            TuneError::File(PoolError::Io {
+                path: path.clone(),
+                source,
+            })
         })?;
         for (i, raw) in text.split(|&b| b == b'\n').enumerate() {
-            let line = std::str::from_utf8(raw).map_err(|_| TuneError::Line {
-                path: path.clone(),
-                line: i + 1,
-                message: "not UTF-8 text".into(),
+            let line = std::str::from_utf8(raw).map_err(|_| {
+                TuneError::File(PoolError::Line {
+                    path: path.clone(),
+                    line: i + 1,
+                    message: "not UTF-8 text".into(),
+                })
             })?;
-            let lab = parse_line(line).map_err(|message| TuneError::Line {
-                path: path.clone(),
-                line: i + 1,
-                message,
+            let lab = parse_line(line).map_err(|message| {
+                TuneError::File(PoolError::Line {
+                    path: path.clone(),
+                    line: i + 1,
+                    message,
+                })
             })?;
             let Some(mut lab) = lab else {
                 if line.starts_with("# game ") {
@@ -729,9 +728,11 @@ fn save_state(path: &Path, st: &State) -> Result<(), TuneError> {
         path: path.to_owned(),
         message: e.to_string(),
     })?;
-    evidence::atomic_write(path, &json).map_err(|e| TuneError::Io {
-        path: path.to_owned(),
-        source: e.into_io(),
+    evidence::atomic_write(path, &json).map_err(|e| {
+        TuneError::File(PoolError::Io {
+            path: path.to_owned(),
+            source: e.into_io(),
+        })
     })
 }
 
@@ -740,9 +741,11 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
     let t0 = Instant::now();
     let start: Vec<S> = match &a.from {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|source| TuneError::Io {
-                path: p.clone(),
-                source,
+            let text = std::fs::read_to_string(p).map_err(|source| {
+                TuneError::File(PoolError::Io {
+                    path: p.clone(),
+                    source,
+                })
             })?;
             params::parse(&text, &p.display().to_string())?
         }
@@ -775,9 +778,11 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
     );
     let spath = state_path(&a.out);
     let mut st = if a.resume {
-        let bytes = std::fs::read(&spath).map_err(|source| TuneError::Io {
-            path: spath.clone(),
-            source,
+        let bytes = std::fs::read(&spath).map_err(|source| {
+            TuneError::File(PoolError::Io {
+                path: spath.clone(),
+                source,
+            })
         })?;
         let st: State = serde_json::from_slice(&bytes).map_err(|e| TuneError::State {
             path: spath.clone(),
@@ -910,9 +915,11 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         stopped
     );
     let text = params::write(&values, &source);
-    evidence::atomic_write(&a.out, text.as_bytes()).map_err(|e| TuneError::Io {
-        path: a.out.clone(),
-        source: e.into_io(),
+    evidence::atomic_write(&a.out, text.as_bytes()).map_err(|e| {
+        TuneError::File(PoolError::Io {
+            path: a.out.clone(),
+            source: e.into_io(),
+        })
     })?;
     let first = st.history.first().map_or(f64::NAN, |h| h.2);
     Ok(format!(
