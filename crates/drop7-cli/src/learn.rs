@@ -20,6 +20,15 @@ fn depth_samples(s: &str) -> Result<(u32, u32), String> {
         .ok_or_else(|| format!("`{s}` is not dNsK with depth 1-8 and samples 1-64, e.g. d3s7"))
 }
 
+/// A price factor for never-updated entries: a number from 0 to 1.
+fn unit_fraction(s: &str) -> Result<f32, String> {
+    s.trim()
+        .parse::<f32>()
+        .ok()
+        .filter(|f| (0.0..=1.0).contains(f))
+        .ok_or_else(|| format!("`{s}` is not a number from 0 to 1 (0 = zero, 1 = unchanged)"))
+}
+
 fn layout(s: &str) -> Result<Layout, ntuple::Error> {
     Layout::parse(s)
 }
@@ -183,19 +192,21 @@ enum ModelAction {
         unverified: bool,
     },
     /// Apply an edit to never-updated entries and write a new file.
+    #[command(group(clap::ArgGroup::new("edit").required(true).multiple(false)))]
     Edit {
         /// The model file to read.
         file: PathBuf,
-        /// Set every never-updated entry to 0.
-        #[arg(
-            long,
-            conflicts_with = "class_mean",
-            required_unless_present = "class_mean"
-        )]
+        /// Set every never-updated entry to 0 (the same as --untouched-scale 0).
+        #[arg(long, group = "edit")]
         zero_untouched: bool,
         /// Set every never-updated entry to its table's mean of updated entries.
-        #[arg(long)]
+        #[arg(long, group = "edit")]
         class_mean: bool,
+        /// Set every never-updated entry to F times its starting value: 0 prices an
+        /// unfamiliar pattern at nothing, 1 at a fresh board's share (no change). Choose F per
+        /// search depth on the validation block (a deeper search reads more unfamiliar boards).
+        #[arg(long, value_name = "F", group = "edit", value_parser = unit_fraction)]
+        untouched_scale: Option<f32>,
         /// Where to write the edited model (a name ending in .zst is compressed).
         #[arg(long)]
         out: PathBuf,
@@ -269,14 +280,17 @@ pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
             file,
             zero_untouched,
             class_mean,
+            untouched_scale,
             out,
         } => {
-            if !zero_untouched && !class_mean {
-                bail!("model edit: choose --zero-untouched or --class-mean");
+            if !zero_untouched && !class_mean && untouched_scale.is_none() {
+                bail!("model edit: choose --zero-untouched, --class-mean or --untouched-scale F");
             }
             let (t, _) = model::load(&file, false)?;
             let n = if zero_untouched {
                 model::zero_untouched(&t)
+            } else if let Some(f) = untouched_scale {
+                model::scale_untouched(&t, f)
             } else {
                 model::class_mean(&t)
             };
