@@ -234,7 +234,8 @@ fn api_play_step_advice_save_load_and_bad_requests() {
     assert_eq!(v["board"], want.board);
     assert_eq!(v["scoreDelta"], want.score_delta);
     assert_eq!(v["frames"].as_array().unwrap().len(), 3);
-    let full = "1000000100000010000001000000100000010000001888888";
+    // column 0 full of gray discs (settled: grays never pop)
+    let full = "8000000800000080000008000000800000080000008888888";
     for (q, status, needle) in [
         ("board=12345&next=1&rise=5&column=0", 400, "49 digits"),
         (
@@ -258,6 +259,12 @@ fn api_play_step_advice_save_load_and_bad_requests() {
             "columns are 0-6",
         ),
         (&format!("board={full}&next=1&rise=5&column=0"), 400, "full"),
+        (
+            // a lone 1 in its column: it would pop, so no move can have left it there
+            "board=0000000000000000000000000000000000000000001888888&next=1&rise=5&column=3",
+            400,
+            "would pop",
+        ),
         (
             &format!("board={start}&next=8&rise=5&column=0"),
             400,

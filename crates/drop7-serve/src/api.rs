@@ -224,7 +224,8 @@ fn board_state(p: &Params) -> Result<PublicState, ApiError> {
     let board = if s == "startpos" {
         drop7::board::Board::start()
     } else {
-        drop7::board::Board::parse(s).map_err(|e| ApiError::bad(e.to_string()))?
+        // as the command line: a board between moves is settled (nothing left to pop)
+        drop7::board::Board::parse_settled(s).map_err(|e| ApiError::bad(e.to_string()))?
     };
     Ok(PublicState {
         board,

@@ -270,6 +270,9 @@ fn prepare(plan: &ScreenPlan<'_>) -> Result<Prepared, ScreenError> {
         let p = p.to_owned();
         move |source| ScreenError::Io { path: p, source }
     };
+    // A screen refused below (bad ledger, block taken) must not leave an empty directory
+    // behind that the user did not have before.
+    let fresh_dir = !plan.out.exists();
     std::fs::create_dir_all(plan.out).map_err(io(plan.out))?;
     let manifest_path = plan.out.join("screen.json");
     let mut manifest = Manifest {
@@ -296,11 +299,23 @@ fn prepare(plan: &ScreenPlan<'_>) -> Result<Prepared, ScreenError> {
     // 2. Open the block (under the ledger's lock; a resumed run or a shard whose block was
     //    opened at submission only reads the ledger), then record what this directory holds.
     let opener = opener_name(plan.out, plan.ledger);
-    let lease = match Ledger::load(plan.ledger)?.opened_by(Role::Screen, plan.block, &opener) {
-        Some(id) => id,
-        None => Ledger::update(plan.ledger, |l| {
-            l.open(Role::Screen, plan.block, &opener, plan.force, unix_now())
-        })?,
+    let opened = Ledger::load(plan.ledger).and_then(|ledger| {
+        match ledger.opened_by(Role::Screen, plan.block, &opener) {
+            Some(id) => Ok(id),
+            None => Ledger::update(plan.ledger, |l| {
+                l.open(Role::Screen, plan.block, &opener, plan.force, unix_now())
+            }),
+        }
+    });
+    let lease = match opened {
+        Ok(id) => id,
+        Err(e) => {
+            if fresh_dir {
+                // only an empty directory goes (remove_dir refuses anything else)
+                let _ = std::fs::remove_dir(plan.out);
+            }
+            return Err(e.into());
+        }
     };
     manifest.lease = lease.clone();
     let text = serde_json::to_string_pretty(&manifest).expect("manifest") + "\n";
