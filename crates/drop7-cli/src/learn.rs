@@ -75,10 +75,21 @@ pub struct TrainArgs {
     #[arg(long)]
     plateau: bool,
     /// Continue from OUT/checkpoint.bin. Refused if the layout, seeds, alpha, validation
-    /// block, validation search or --validate-every differ from the stored run; --moves,
-    /// --threads, --checkpoint-every, --report-every and --plateau may change.
+    /// block, validation search, --validate-every or --siblings differ from the stored run;
+    /// --moves, --threads, --checkpoint-every, --report-every and --plateau may change.
     #[arg(long)]
     resume: bool,
+    /// Per played move, also learn from this many other columns (0-6): each is played on a
+    /// copy of the game and its afterstate moved toward its own one-ply continuation. These
+    /// are the boards a search values at its first ply and greedy self-play never trains;
+    /// each costs about one training move.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    siblings: u32,
+    /// Start from this model's weights (same layout) instead of fresh tables, e.g. a main
+    /// run's best-weights.bin; a weights file starts fresh step sizes, a checkpoint.bin keeps
+    /// its own. Recorded with its SHA-256 in checkpoint.json.
+    #[arg(long, value_name = "MODEL")]
+    warm_start: Option<PathBuf>,
     /// A progress line every this many moves (at least 1000: smaller values mean 1000).
     #[arg(long, allow_negative_numbers = true, default_value = "2e6")]
     report_every: Count,
@@ -125,6 +136,8 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         out: a.out,
         ledger: a.ledger,
         resume: a.resume,
+        siblings: a.siblings,
+        warm_start: a.warm_start,
     };
     let threads = cfg.threads;
     let bar = ProgressBar::new(cfg.target_moves);

@@ -37,15 +37,26 @@ pub struct Counters {
 }
 
 /// Play one training game of seed `seed`, updating `t` after every move. Returns (moves, score).
-/// `scratch` is the worker's one-ply work space, reused from game to game.
-pub fn train_game(t: &Tables, seed: u32, alpha: f32, scratch: &mut OnePlyScratch) -> (u64, u64) {
+/// `scratch` is the worker's one-ply work space, reused from game to game. With `siblings`
+/// > 0, before each move that many other columns are also learned from ([`sibling_updates`]).
+pub fn train_game(
+    t: &Tables,
+    seed: u32,
+    alpha: f32,
+    siblings: u32,
+    scratch: &mut OnePlyScratch,
+) -> (u64, u64) {
     let mut game = Game::new(seed);
     let mut prev = active(&t.layout, &game.board, game.moves_remaining);
     let mut next = Active::EMPTY;
+    let mut sib = [Active::EMPTY, Active::EMPTY];
     while !game.finished() {
         let Some(column) = choose_one_ply(t, &game.public(), scratch) else {
             break;
         };
+        if siblings > 0 {
+            sibling_updates(t, &game, column, siblings, alpha, scratch, &mut sib);
+        }
         let out = game
             .play(column, &mut ())
             .expect("one-ply picks legal columns");
@@ -62,6 +73,76 @@ pub fn train_game(t: &Tables, seed: u32, alpha: f32, scratch: &mut OnePlyScratch
     (game.moves_played as u64, game.score)
 }
 
+/// TD on the boards a search reads, not only the ones greedy play visits: from the state
+/// before the played move, up to `n` *other* legal columns are played on a copy of the game
+/// (same seed, so the same discs and reveals), and each of those afterstates is moved
+/// towards r + V(s″) of its own one-ply continuation (r alone when the game ends there).
+/// The depth-1 children of the played path are exactly the afterstates an expectimax
+/// search values at its first ply, and one-ply self-play never trains the ones it does not
+/// choose (the seed's open question; the reference's TreeStrap attempt ran at ~1,000
+/// moves/s). Each sibling costs one one-ply choice, about one training move. Which columns:
+/// a hash of (seed, move number), so one thread stays deterministic.
+pub fn sibling_updates(
+    t: &Tables,
+    game: &Game,
+    played: usize,
+    n: u32,
+    alpha: f32,
+    scratch: &mut OnePlyScratch,
+    buf: &mut [Active; 2],
+) {
+    let mut others = game.board.legal_mask() & !(1u8 << played);
+    let mut h = splitmix(((game.seed as u64) << 32) | game.moves_played as u64);
+    for _ in 0..n {
+        let count = others.count_ones();
+        if count == 0 {
+            return;
+        }
+        // the k-th remaining legal column, without repeats
+        let mut k = (h % count as u64) as u32;
+        h = splitmix(h);
+        let mut column = 0;
+        for c in 0..8 {
+            if others & (1 << c) != 0 {
+                if k == 0 {
+                    column = c;
+                    break;
+                }
+                k -= 1;
+            }
+        }
+        others &= !(1u8 << column);
+        let mut g = game.clone();
+        if g.play(column as usize, &mut ()).is_err() || g.finished() {
+            continue; // no afterstate the search would value with the tables
+        }
+        let [a, b] = buf;
+        active_into(&t.layout, &g.board, g.moves_remaining, a);
+        let Some(c2) = choose_one_ply(t, &g.public(), scratch) else {
+            continue;
+        };
+        let Ok(out) = g.play(c2, &mut ()) else {
+            continue;
+        };
+        let reward = out.score_delta as f32 / VALUE_SCALE as f32;
+        let target = if g.game_over {
+            reward
+        } else {
+            active_into(&t.layout, &g.board, g.moves_remaining, b);
+            reward + t.value(b.as_slice())
+        };
+        t.update(a.as_slice(), target, alpha);
+    }
+}
+
+/// SplitMix64 finaliser: a well-mixed 64-bit hash of a counter.
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// How training games are played: threads, the seed block, the learning rate.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
@@ -69,6 +150,8 @@ pub struct Plan {
     /// Game `i` of the run uses seed `block.cycle(i)` (the block's seeds in order, wrapping).
     pub block: SeedBlock,
     pub alpha: f32,
+    /// Sibling afterstates learned from per move ([`sibling_updates`]); 0 = plain TD.
+    pub siblings: u32,
 }
 
 /// Run workers until `counters.moves` reaches `until` (each finishes its current game) or
@@ -81,7 +164,8 @@ pub fn run_until(t: &Tables, counters: &Counters, until: u64, plan: Plan, stop: 
                 while counters.moves.load(Relaxed) < until && !stop.load(Relaxed) {
                     let i = counters.cursor.fetch_add(1, Relaxed);
                     let seed = plan.block.cycle(i);
-                    let (moves, score) = train_game(t, seed, plan.alpha, &mut scratch);
+                    let (moves, score) =
+                        train_game(t, seed, plan.alpha, plan.siblings, &mut scratch);
                     counters.moves.fetch_add(moves, Relaxed);
                     counters.games.fetch_add(1, Relaxed);
                     counters.recent_score.fetch_add(score, Relaxed);
@@ -119,6 +203,7 @@ mod tests {
                     threads: 1,
                     block: "0xa5300000:1000".parse().unwrap(),
                     alpha: 1.0,
+                    siblings: 0,
                 },
                 &AtomicBool::new(false),
             );
@@ -150,11 +235,89 @@ mod tests {
             threads,
             block: "0xa5300000:100000".parse().unwrap(),
             alpha: 1.0,
+            siblings: 0,
         };
         run_until(&t, &c, 20_000, plan, &AtomicBool::new(false));
         assert!(c.moves.load(Relaxed) >= 20_000);
         assert_eq!(c.games.load(Relaxed), c.cursor.load(Relaxed));
         assert!(opening_value(&t) < 19.0);
+    }
+
+    /// Sibling updates: one thread stays deterministic, the same number of played moves
+    /// trains more distinct entries (the boards of columns greedy play did not choose), and
+    /// the games themselves are not disturbed at the start (the first move is the same).
+    #[test]
+    fn sibling_updates_reach_boards_greedy_play_skips() {
+        let _heavy = crate::heavy_test();
+        let layout = Layout::parse("win23,phase=none").unwrap();
+        let run = |siblings| {
+            let t = Tables::new(layout.clone(), OPTIMISTIC_TOTAL, true).unwrap();
+            let c = Counters::default();
+            let plan = Plan {
+                threads: 1,
+                block: "0xa5300000:1000".parse().unwrap(),
+                alpha: 1.0,
+                siblings,
+            };
+            run_until(&t, &c, 3_000, plan, &AtomicBool::new(false));
+            let init = t.initial_weight().to_bits();
+            let touched = t.weights.iter().filter(|w| w.load(Relaxed) != init).count();
+            let checksum: u64 = t
+                .weights
+                .iter()
+                .map(|w| w.load(Relaxed) as u64)
+                .fold(0, |a, b| a.wrapping_mul(31).wrapping_add(b));
+            (c.moves.load(Relaxed), touched, checksum)
+        };
+        let plain = run(0);
+        let two = run(2);
+        assert_eq!(two, run(2), "one thread is deterministic");
+        assert!(
+            two.1 as f64 > 1.3 * plain.1 as f64,
+            "siblings touched {} entries, plain TD {}",
+            two.1,
+            plain.1
+        );
+        assert_ne!(two.2, plain.2);
+        // on trained tables (fresh ones value every board alike, so a zero reward is no
+        // error), n = 0 changes nothing and one sibling moves at most one afterstate's entries
+        let t = Tables::new(layout.clone(), OPTIMISTIC_TOTAL, true).unwrap();
+        let plan = Plan {
+            threads: 1,
+            block: "0xa5300000:1000".parse().unwrap(),
+            alpha: 1.0,
+            siblings: 0,
+        };
+        run_until(
+            &t,
+            &Counters::default(),
+            2_000,
+            plan,
+            &AtomicBool::new(false),
+        );
+        let g = Game::new(7);
+        let mut scratch = OnePlyScratch::default();
+        let mut buf = [Active::EMPTY, Active::EMPTY];
+        let before: Vec<u32> = t.weights.iter().map(|w| w.load(Relaxed)).collect();
+        sibling_updates(&t, &g, 3, 0, 1.0, &mut scratch, &mut buf);
+        assert!(
+            t.weights
+                .iter()
+                .zip(&before)
+                .all(|(w, b)| w.load(Relaxed) == *b),
+            "n = 0 changes nothing"
+        );
+        sibling_updates(&t, &g, 3, 1, 1.0, &mut scratch, &mut buf);
+        let changed = t
+            .weights
+            .iter()
+            .zip(&before)
+            .filter(|(w, b)| w.load(Relaxed) != **b)
+            .count();
+        assert!(
+            changed > 0 && changed <= layout.active(),
+            "one sibling changed {changed} entries"
+        );
     }
 
     #[test]
@@ -174,6 +337,7 @@ mod tests {
                 threads: 1,
                 block: "0xa5300000:100000".parse().unwrap(),
                 alpha: 1.0,
+                siblings: 0,
             },
             &AtomicBool::new(false),
         );

@@ -54,6 +54,12 @@ pub struct TrainConfig {
     /// Continue from `out/checkpoint.*` (refused if any setting that shapes what is learned or
     /// measured differs; the target, threads and cadences may change).
     pub resume: bool,
+    /// Sibling afterstates learned from per move (`train::sibling_updates`); 0 = plain TD.
+    pub siblings: u32,
+    /// Start from these weights instead of fresh tables (same layout). A weights file starts
+    /// fresh temporal-coherence accumulators (fresh step sizes, as the reference's
+    /// continuation runs did); a checkpoint file keeps its own.
+    pub warm_start: Option<PathBuf>,
 }
 
 /// What survives a restart (`checkpoint.json`). The settings block is compared on resume.
@@ -70,6 +76,12 @@ struct TrainState {
     validation_search: Option<String>,
     #[serde(default)]
     validate_every: Option<u64>,
+    /// 0 in checkpoints written before sibling updates existed (they did none).
+    #[serde(default)]
+    siblings: u32,
+    /// The warm-start file and its SHA-256, if the run began from one.
+    #[serde(default)]
+    warm_start: Option<String>,
     moves: u64,
     games: u64,
     cursor: u64,
@@ -187,6 +199,25 @@ impl Trainer {
             None
         };
 
+        // A warm start is read (and its layout checked) before any lease is taken.
+        let warm = match (&st, &cfg.warm_start) {
+            (None, Some(path)) => {
+                obs.note(&format!("warm start from {} ...", path.display()));
+                let (t, info) = model::load(path, true)?;
+                if t.layout.spec() != cfg.layout.spec() {
+                    return Err(Error::Train(format!(
+                        "--warm-start {}: its layout is `{}`, the run's is `{}` (give --layout {})",
+                        path.display(),
+                        t.layout.spec(),
+                        cfg.layout.spec(),
+                        t.layout.spec()
+                    )));
+                }
+                Some((t, format!("{} sha256 {}", path.display(), info.sha256)))
+            }
+            _ => None,
+        };
+
         // Seed discipline: training and validation blocks must not overlap screens.
         let opener = opener_name(&cfg.out, &cfg.ledger);
         Ledger::update(&cfg.ledger, |l| {
@@ -229,7 +260,13 @@ impl Trainer {
                     cfg.layout.total,
                     crate::tables::bytes_needed(&cfg.layout, true) as f64 / 1e9
                 ));
-                let t = Tables::new(cfg.layout.clone(), OPTIMISTIC_TOTAL, true)?;
+                let (t, warm) = match warm {
+                    None => (
+                        Tables::new(cfg.layout.clone(), OPTIMISTIC_TOTAL, true)?,
+                        None,
+                    ),
+                    Some((t, desc)) => (t, Some(desc)),
+                };
                 let st = TrainState {
                     layout: cfg.layout.spec(),
                     seeds: cfg.seeds.to_string(),
@@ -237,6 +274,8 @@ impl Trainer {
                     validation_seeds: Some(cfg.validation_seeds.to_string()),
                     validation_search: Some(search.clone()),
                     validate_every: Some(cfg.validate_every),
+                    siblings: cfg.siblings,
+                    warm_start: warm,
                     moves: 0,
                     games: 0,
                     cursor: 0,
@@ -324,6 +363,7 @@ impl Trainer {
                 threads: cfg.threads,
                 block: cfg.seeds,
                 alpha: cfg.alpha,
+                siblings: cfg.siblings,
             };
             run_until(&self.tables, &counters, until, plan, &stop);
             self.st.moves = counters.moves.load(Relaxed);
@@ -469,6 +509,22 @@ fn check_settings(cfg: &TrainConfig) -> Result<(), Error> {
     if cfg.report_every == 0 {
         return bad("--report-every 0: progress lines need a positive interval".into());
     }
+    if cfg.siblings > 6 {
+        return bad(format!(
+            "--siblings {}: a move has at most 6 other columns (use 0 to 6)",
+            cfg.siblings
+        ));
+    }
+    if cfg.resume && cfg.warm_start.is_some() {
+        return bad(
+            "--warm-start with --resume: a resumed run continues its own checkpoint".into(),
+        );
+    }
+    if let Some(w) = &cfg.warm_start
+        && !w.is_file()
+    {
+        return bad(format!("--warm-start {}: no such model file", w.display()));
+    }
     if cfg.threads == 0 || cfg.threads > 4 * cores {
         return bad(format!(
             "--threads {}: use 1 to {} (this machine has {cores} cores)",
@@ -540,6 +596,11 @@ fn check_same_run(st: &TrainState, cfg: &TrainConfig, search: &str) -> Result<()
             cfg.validate_every.to_string(),
         );
     }
+    cmp(
+        "siblings",
+        st.siblings.to_string(),
+        cfg.siblings.to_string(),
+    );
     if cfg.target_moves < st.moves {
         diffs.push(format!(
             "moves: the run is at {} already (given target {})",
@@ -576,6 +637,8 @@ impl TrainConfig {
             out: out.to_owned(),
             ledger: ledger.to_owned(),
             resume: false,
+            siblings: 0,
+            warm_start: None,
         }
     }
 }
@@ -623,6 +686,11 @@ mod tests {
             (
                 &|c: &mut TrainConfig| c.threads = 100_000,
                 "--threads 100000",
+            ),
+            (&|c: &mut TrainConfig| c.siblings = 7, "--siblings 7"),
+            (
+                &|c: &mut TrainConfig| c.warm_start = Some("/nonexistent/w.bin".into()),
+                "--warm-start /nonexistent/w.bin: no such model file",
             ),
         ] {
             let mut c = small(dir.path(), 1_000);
@@ -707,6 +775,10 @@ mod tests {
                 &|c: &mut TrainConfig| c.layout = Layout::parse("win32,phase=none").unwrap(),
                 "layout `win23,phase=none`",
             ),
+            (
+                &|c: &mut TrainConfig| c.siblings = 2,
+                "siblings `0` (given `2`)",
+            ),
         ] {
             let e = Trainer::new(resume(change), &()).err().unwrap().to_string();
             assert!(
@@ -739,6 +811,36 @@ mod tests {
         let ledger = Ledger::load(&dir.path().join("leases.json")).unwrap();
         let roles: Vec<Role> = ledger.leases.iter().map(|l| l.role).collect();
         assert_eq!(roles, [Role::Training, Role::Validation]);
+    }
+
+    /// A warm start begins from the given weights (a run of α = 0 ends where it began, bit
+    /// for bit), records the file, and refuses a file of another layout.
+    #[test]
+    fn warm_start_begins_from_the_given_weights() {
+        let _heavy = crate::heavy_test();
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = small(dir.path(), 3_000);
+        c.validate_every = 0;
+        let first = Trainer::new(c, &()).unwrap().run(&()).unwrap();
+        let weights = dir.path().join("run/final-weights.bin");
+        let mut c = small(dir.path(), 1_000);
+        c.out = dir.path().join("warm");
+        c.validate_every = 0;
+        c.alpha = 0.0;
+        c.siblings = 1;
+        c.warm_start = Some(weights.clone());
+        let warm = Trainer::new(c.clone(), &()).unwrap().run(&()).unwrap();
+        assert_eq!(
+            warm.final_sha256, first.final_sha256,
+            "α = 0 from the warm start"
+        );
+        let state = std::fs::read_to_string(dir.path().join("warm/checkpoint.json")).unwrap();
+        assert!(state.contains(&first.final_sha256), "{state}");
+        let mut other = c.clone();
+        other.out = dir.path().join("other");
+        other.layout = Layout::parse("win32,phase=none").unwrap();
+        let e = Trainer::new(other, &()).err().unwrap().to_string();
+        assert!(e.contains("its layout is `win23,phase=none`"), "{e}");
     }
 
     /// With α = 0 nothing is learned: the first validation is the best (saved once), every
