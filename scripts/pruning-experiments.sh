@@ -1,0 +1,47 @@
+#!/bin/sh
+# Issue 14's pruning experiments: each a 1,000-game arbiter match at 2+0.02 between two option
+# sets of the same actuary binary, game pairs from 2moves_v1.epd in seeded random order.
+# Sequential and resumable: kill it at any time and run the same command again (every match
+# uses --resume; a finished one is skipped). Score one with
+#   arbiter --score OUT/NAME.pgn --sprt elo0=0 elo1=10
+#
+# Usage (from the repository root, after cargo build --release -p chess -p arbiter):
+#   sh scripts/pruning-experiments.sh OUT [CONCURRENCY] [NAME ...]
+# NAME picks experiments (default: all, in the order below).
+set -eu
+OUT=${1:?usage: pruning-experiments.sh OUT [CONCURRENCY] [NAME ...]}
+C=${2:-2}
+[ $# -ge 2 ] && shift 2 || shift $#
+ROOT=$(pwd)
+ACTUARY=$ROOT/target/release/actuary
+ARBITER=$ROOT/target/release/arbiter
+BOOK=$ROOT/data/chess/books/2moves_v1.epd
+for f in "$ACTUARY" "$ARBITER" "$BOOK"; do
+  [ -e "$f" ] || { echo "pruning-experiments: $f is missing (run from the repository root after building)" >&2; exit 2; }
+done
+mkdir -p "$OUT"
+WANT="$*"
+run() { # name seed candidate-name "candidate options" baseline-name "baseline options"
+  n=$1; s=$2; cn=$3; co=$4; bn=$5; bo=$6
+  if [ -n "$WANT" ]; then case " $WANT " in *" $n "*) ;; *) return 0 ;; esac; fi
+  echo "== $n (seed $s): $cn [$co] vs $bn [$bo]" >&2
+  # shellcheck disable=SC2086
+  "$ARBITER" --engine name=$cn cmd=$ACTUARY $co --engine name=$bn cmd=$ACTUARY $bo \
+    --tc 2+0.02 --games 1000 --concurrency "$C" --book "$BOOK" --book-order random --seed "$s" \
+    --pgn "$OUT/$n.pgn" --report "$OUT/$n.json" --resume
+}
+run lmp 11 lmp-table "option.prune.gate=strict option.prune.lmp=table" lmp-formula "option.prune.gate=strict option.prune.lmp=formula"
+run fair 22 fair-lmp "option.prune.efp=off option.prune.lmp=table option.prune.lmp-wide=true" efp-lmp "option.prune.efp=formula option.prune.lmp=table"
+run efp 21 efp-tiers option.prune.efp=tiers efp-formula option.prune.efp=formula
+run rfpret-beta 23 rfp-beta option.prune.rfp-return=beta rfp-blend option.prune.rfp-return=blend
+run rfpret-margin 24 rfp-margin option.prune.rfp-return=margin rfp-blend option.prune.rfp-return=blend
+run rfpdepth 25 rfp-d10 option.prune.rfp-depth=10 rfp-d8 option.prune.rfp-depth=8
+run risk 26 risk-200 "option.prune.lmp=table option.prune.risk=200" risk-100 "option.prune.lmp=table option.prune.risk=100"
+run razor 27 razor-off option.prune.razor=false razor-on option.prune.razor=true
+run qfut 28 qfut-off option.prune.qfutility=false qfut-on option.prune.qfutility=true
+run nmp 29 nmp-off option.prune.nmp=false nmp-on option.prune.nmp=true
+run lmr 30 lmr-off option.prune.lmr=false lmr-on option.prune.lmr=true
+run see 31 see-off option.prune.see=false see-on option.prune.see=true
+run rfpoff 32 rfp-off option.prune.rfp=off rfp-formula option.prune.rfp=formula
+run lmpoff 33 lmp-off option.prune.lmp=off lmp-formula option.prune.lmp=formula
+run efpoff 34 efp-off option.prune.efp=off efp-formula option.prune.efp=formula
