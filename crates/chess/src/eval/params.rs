@@ -161,23 +161,24 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.matches("# source:").count(), 1);
+        // The damaged files are made from whatever weights are embedded (tuned or not).
+        let t = VALUES[id::TEMPO];
+        let tempo = format!("TEMPO {} {}", t.mg, t.eg);
+        assert!(EMBEDDED.contains(&format!("\n{tempo}\n")), "{tempo}");
         for (bad, says) in [
             (
-                EMBEDDED.replacen("TEMPO 14 6", "TEMPO 14", 1),
+                EMBEDDED.replacen(&tempo, &format!("TEMPO {}", t.mg), 1),
                 "expected `TEMPO mg eg`",
             ),
             (
-                EMBEDDED.replacen("TEMPO 14 6", "TEMPO 14 x", 1),
+                EMBEDDED.replacen(&tempo, &format!("TEMPO {} x", t.mg), 1),
                 "`x` is not an integer",
             ),
             (
                 EMBEDDED.replacen("DOUBLED", "DOUBLE", 1),
                 "expected `DOUBLED mg eg`",
             ),
-            (
-                EMBEDDED.replacen("TEMPO 14 6", "", 1),
-                "entries, this engine has",
-            ),
+            (EMBEDDED.replacen(&tempo, "", 1), "entries, this engine has"),
             (format!("{EMBEDDED}EXTRA 1 1\n"), "more entries"),
         ] {
             let e = parse(&bad, "f.txt").unwrap_err().to_string();
