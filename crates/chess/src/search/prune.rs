@@ -207,7 +207,7 @@ pub enum Gate {
     Strict,
     /// Each mechanism's own conditions, as in the build before the gate (LMP: any quiet move;
     /// EFP: no check given, not in check; SEE: no check given; LMR: one ply less for a killer
-    /// or counter move and one for a check). Bench 6,579,967, the previous signature. Table
+    /// or counter move and one for a check): the previous search node for node. Table
     /// LMP and EFP tiers keep to the strict gate either way (their cells were measured there).
     Classic,
 }
