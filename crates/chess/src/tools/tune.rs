@@ -454,11 +454,23 @@ struct Pass {
     grad: Vec<f64>,
 }
 
-/// Per-bucket residual statistics of the training positions: (n, mean lazy, mean super-lazy,
-/// var lazy, var super-lazy).
+/// Per-bucket residual statistics of the training (or the hold-out) positions: (n, mean
+/// lazy, mean super-lazy, var lazy, var super-lazy).
 type BucketStats = [(f64, f64, f64, f64, f64); BUCKETS];
 
-fn bucket_stats(d: &Dataset, w: &[f64], threads: usize) -> BucketStats {
+/// Which positions a statistic is over.
+#[derive(Clone, Copy, PartialEq)]
+enum Split {
+    Train,
+    Holdout,
+}
+
+/// The variance penalty's sum: Σ over buckets of Var(lazy) + Var(super-lazy), pawns².
+fn variance_sum(st: &BucketStats) -> f64 {
+    st.iter().map(|b| b.3 + b.4).sum()
+}
+
+fn bucket_stats(d: &Dataset, w: &[f64], threads: usize, split: Split) -> BucketStats {
     let n = d.len();
     let chunk = n.div_ceil(threads).max(1);
     let parts: Vec<[[f64; 5]; BUCKETS]> = std::thread::scope(|s| {
@@ -468,7 +480,7 @@ fn bucket_stats(d: &Dataset, w: &[f64], threads: usize) -> BucketStats {
                 s.spawn(move || {
                     let mut acc = [[0.0; 5]; BUCKETS];
                     for i in lo..(lo + chunk).min(n) {
-                        if d.holdout[i] {
+                        if d.holdout[i] != (split == Split::Holdout) {
                             continue;
                         }
                         let (a, b) = d.residuals(i, w);
@@ -685,10 +697,23 @@ struct State {
     m: Vec<f64>,
     v: Vec<f64>,
     best_holdout: f64,
+    /// What picks the best weights: the hold-out loss plus, with `--variance-penalty`, the
+    /// same penalty on the hold-out positions (the objective the run minimises, judged on
+    /// positions it does not train on). NaN in states written before it existed.
+    #[serde(default = "nan")]
+    best_objective: f64,
     best_epoch: u32,
     best_weights: Vec<f64>,
     /// (epoch, train loss, hold-out loss, variance penalty)
     history: Vec<(u32, f64, f64, f64)>,
+    /// The variance penalty on the hold-out positions, per epoch of `history` (0 without
+    /// `--variance-penalty`; empty in states written before it existed).
+    #[serde(default)]
+    holdout_penalty: Vec<f64>,
+}
+
+fn nan() -> f64 {
+    f64::NAN
 }
 
 fn state_path(out: &Path) -> PathBuf {
@@ -810,14 +835,20 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
             epoch: 0,
             k,
             best_holdout: f64::INFINITY,
+            best_objective: f64::INFINITY,
             best_epoch: 0,
             best_weights: w.clone(),
             weights: w,
             m: vec![0.0; P],
             v: vec![0.0; P],
             history: Vec::new(),
+            holdout_penalty: Vec::new(),
         }
     };
+    if st.best_objective.is_nan() {
+        // A state from before the penalised selection: it picked by the hold-out loss.
+        st.best_objective = st.best_holdout;
+    }
     let k = st.k;
     let targets: Vec<f32> = (0..d.len())
         .map(|i| {
@@ -833,7 +864,14 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
     let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8);
     let mut stopped = "the epoch limit";
     while st.epoch < a.epochs {
-        let stats = (a.variance_penalty > 0.0).then(|| bucket_stats(&d, &st.weights, threads));
+        let stats = (a.variance_penalty > 0.0)
+            .then(|| bucket_stats(&d, &st.weights, threads, Split::Train));
+        let hold_pen = if a.variance_penalty > 0.0 {
+            a.variance_penalty
+                * variance_sum(&bucket_stats(&d, &st.weights, threads, Split::Holdout))
+        } else {
+            0.0
+        };
         let p = pass(
             &d,
             &st.weights,
@@ -844,11 +882,13 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         );
         let train = p.train_sse / p.train_n.max(1) as f64;
         let hold = p.holdout_sse / p.holdout_n.max(1) as f64;
-        let pen = stats.map_or(0.0, |s| {
-            a.variance_penalty * s.iter().map(|b| b.3 + b.4).sum::<f64>()
-        });
+        let pen = stats.map_or(0.0, |s| a.variance_penalty * variance_sum(&s));
         st.history.push((st.epoch, train, hold, pen));
-        if hold < st.best_holdout {
+        st.holdout_penalty.push(hold_pen);
+        // Judged by the objective being minimised: with a penalty, by the loss alone the
+        // start would win whenever the fit gains less than the penalty takes.
+        if hold + hold_pen < st.best_objective {
+            st.best_objective = hold + hold_pen;
             st.best_holdout = hold;
             st.best_epoch = st.epoch;
             st.best_weights.clone_from(&st.weights);
@@ -890,11 +930,9 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         .iter()
         .flat_map(|s| [f64::from(s.mg), f64::from(s.eg)])
         .collect();
-    let spread = Spread::of(&bucket_stats(&d, &w0, threads)).to(Spread::of(&bucket_stats(
-        &d,
-        &st.best_weights,
-        threads,
-    )));
+    let spread = Spread::of(&bucket_stats(&d, &w0, threads, Split::Train)).to(Spread::of(
+        &bucket_stats(&d, &st.best_weights, threads, Split::Train),
+    ));
     let source = format!(
         "actuary tune --data {} ({} positions), K {:.4}, lambda {}, variance penalty {},\n\
          learning rate {}, best hold-out loss {:.6} at epoch {} of {} (stopped by {}),\n\
@@ -1158,6 +1196,23 @@ mod tests {
         };
         let (before, after) = num(&summary, "super-lazy ");
         assert!(after < before, "{summary}");
+        // The best weights are those of the least penalised hold-out objective, and with this
+        // penalty that is not the start (which the hold-out loss alone could pick).
+        let st: State =
+            serde_json::from_slice(&std::fs::read(state_path(&out_v)).unwrap()).unwrap();
+        let objective: Vec<f64> = st
+            .history
+            .iter()
+            .zip(&st.holdout_penalty)
+            .map(|(h, p)| h.2 + p)
+            .collect();
+        assert_eq!(objective.len(), 20);
+        assert!(st.holdout_penalty.iter().all(|p| *p > 0.0));
+        let argmin = (0..20)
+            .min_by(|&i, &j| objective[i].total_cmp(&objective[j]))
+            .unwrap();
+        assert_eq!(st.best_epoch as usize, argmin);
+        assert!(objective[argmin] < objective[0], "{objective:?}");
         assert!(
             std::fs::read_to_string(&out_v)
                 .unwrap()
