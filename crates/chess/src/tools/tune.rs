@@ -458,33 +458,28 @@ struct Pass {
 /// lazy, mean super-lazy, var lazy, var super-lazy).
 type BucketStats = [(f64, f64, f64, f64, f64); BUCKETS];
 
-/// Which positions a statistic is over.
-#[derive(Clone, Copy, PartialEq)]
-enum Split {
-    Train,
-    Holdout,
-}
+/// Index of the training and the hold-out positions' statistics in [`bucket_stats`].
+const TRAIN: usize = 0;
+const HOLDOUT: usize = 1;
 
 /// The variance penalty's sum: Σ over buckets of Var(lazy) + Var(super-lazy), pawns².
 fn variance_sum(st: &BucketStats) -> f64 {
     st.iter().map(|b| b.3 + b.4).sum()
 }
 
-fn bucket_stats(d: &Dataset, w: &[f64], threads: usize, split: Split) -> BucketStats {
+/// Both splits' statistics in one pass over the data: `[TRAIN]` and `[HOLDOUT]`.
+fn bucket_stats(d: &Dataset, w: &[f64], threads: usize) -> [BucketStats; 2] {
     let n = d.len();
     let chunk = n.div_ceil(threads).max(1);
-    let parts: Vec<[[f64; 5]; BUCKETS]> = std::thread::scope(|s| {
+    let parts: Vec<[[[f64; 5]; BUCKETS]; 2]> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..n)
             .step_by(chunk)
             .map(|lo| {
                 s.spawn(move || {
-                    let mut acc = [[0.0; 5]; BUCKETS];
+                    let mut acc = [[[0.0; 5]; BUCKETS]; 2];
                     for i in lo..(lo + chunk).min(n) {
-                        if d.holdout[i] != (split == Split::Holdout) {
-                            continue;
-                        }
                         let (a, b) = d.residuals(i, w);
-                        let x = &mut acc[d.bucket[i] as usize];
+                        let x = &mut acc[usize::from(d.holdout[i])][d.bucket[i] as usize];
                         x[0] += 1.0;
                         x[1] += a;
                         x[2] += b;
@@ -499,17 +494,19 @@ fn bucket_stats(d: &Dataset, w: &[f64], threads: usize, split: Split) -> BucketS
             .map(|h| h.join().expect("stats thread"))
             .collect()
     });
-    let mut out: BucketStats = [(0.0, 0.0, 0.0, 0.0, 0.0); BUCKETS];
-    for (b, o) in out.iter_mut().enumerate() {
-        let mut x = [0.0; 5];
-        for p in &parts {
-            for k in 0..5 {
-                x[k] += p[b][k];
+    let mut out: [BucketStats; 2] = [[(0.0, 0.0, 0.0, 0.0, 0.0); BUCKETS]; 2];
+    for (split, side) in out.iter_mut().enumerate() {
+        for (b, o) in side.iter_mut().enumerate() {
+            let mut x = [0.0; 5];
+            for p in &parts {
+                for k in 0..5 {
+                    x[k] += p[split][b][k];
+                }
             }
-        }
-        if x[0] > 0.0 {
-            let (ma, mb) = (x[1] / x[0], x[2] / x[0]);
-            *o = (x[0], ma, mb, x[3] / x[0] - ma * ma, x[4] / x[0] - mb * mb);
+            if x[0] > 0.0 {
+                let (ma, mb) = (x[1] / x[0], x[2] / x[0]);
+                *o = (x[0], ma, mb, x[3] / x[0] - ma * ma, x[4] / x[0] - mb * mb);
+            }
         }
     }
     out
@@ -864,14 +861,9 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
     let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8);
     let mut stopped = "the epoch limit";
     while st.epoch < a.epochs {
-        let stats = (a.variance_penalty > 0.0)
-            .then(|| bucket_stats(&d, &st.weights, threads, Split::Train));
-        let hold_pen = if a.variance_penalty > 0.0 {
-            a.variance_penalty
-                * variance_sum(&bucket_stats(&d, &st.weights, threads, Split::Holdout))
-        } else {
-            0.0
-        };
+        let both = (a.variance_penalty > 0.0).then(|| bucket_stats(&d, &st.weights, threads));
+        let stats = both.map(|b| b[TRAIN]);
+        let hold_pen = both.map_or(0.0, |b| a.variance_penalty * variance_sum(&b[HOLDOUT]));
         let p = pass(
             &d,
             &st.weights,
@@ -930,8 +922,8 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         .iter()
         .flat_map(|s| [f64::from(s.mg), f64::from(s.eg)])
         .collect();
-    let spread = Spread::of(&bucket_stats(&d, &w0, threads, Split::Train)).to(Spread::of(
-        &bucket_stats(&d, &st.best_weights, threads, Split::Train),
+    let spread = Spread::of(&bucket_stats(&d, &w0, threads)[TRAIN]).to(Spread::of(
+        &bucket_stats(&d, &st.best_weights, threads)[TRAIN],
     ));
     let source = format!(
         "actuary tune --data {} ({} positions), K {:.4}, lambda {}, variance penalty {},\n\
