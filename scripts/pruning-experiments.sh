@@ -7,9 +7,19 @@
 #
 # Usage (from the repository root, after cargo build --release -p chess -p arbiter):
 #   sh scripts/pruning-experiments.sh OUT [CONCURRENCY] [NAME ...]
+#   sh scripts/pruning-experiments.sh --checkpoint OUT [NAME ...]
 # NAME picks experiments (default: all, in the order below).
+#
+# --checkpoint plays nothing: for every picked experiment with games in OUT/NAME.pgn it writes
+# docs/pruning/games/NAME.pgn.gz (the PGN, gzipped) and docs/pruning/games/NAME.json (what was
+# played + `arbiter --score`'s report), each replaced atomically, so a sitting's games survive
+# the machine. Run it (and commit) before a sitting ends; a match may go on meanwhile (a pair
+# still being played is left out of the score and replayed on --resume).
 set -eu
-OUT=${1:?usage: pruning-experiments.sh OUT [CONCURRENCY] [NAME ...]}
+MODE=play
+if [ "${1:-}" = "--checkpoint" ]; then MODE=checkpoint; shift; fi
+OUT=${1:?usage: pruning-experiments.sh [--checkpoint] OUT [CONCURRENCY] [NAME ...]}
+if [ "$MODE" = checkpoint ]; then shift; set -- "$OUT" 0 "$@"; fi
 C=${2:-2}
 [ $# -ge 2 ] && shift 2 || shift $#
 ROOT=$(pwd)
@@ -21,9 +31,34 @@ for f in "$ACTUARY" "$ARBITER" "$BOOK"; do
 done
 mkdir -p "$OUT"
 WANT="$*"
+checkpoint() { # name seed "candidate options" "baseline options"
+  pgn=$OUT/$1.pgn
+  [ -s "$pgn" ] || return 0
+  dest=$ROOT/docs/pruning/games
+  mkdir -p "$dest"
+  gzip -9 -n -c "$pgn" > "$dest/$1.pgn.gz.tmp"
+  score=$("$ARBITER" --score "$pgn" --sprt elo0=0 elo1=10 2>/dev/null)
+  commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  sum=$(sha256sum "$ACTUARY" | cut -c1-12)
+  {
+    printf '{\n "format": "actuary-pruning-experiment-v1",\n "name": "%s",\n' "$1"
+    printf ' "candidate": "target/release/actuary (tree %s, binary sha256 %s...) %s",\n' "$commit" "$sum" "$3"
+    printf ' "baseline": "same binary, %s",\n' "$4"
+    printf ' "command": "sh scripts/pruning-experiments.sh OUT 2 %s  (arbiter ... --tc 2+0.02 --games 1000 --concurrency 2 --book 2moves_v1.epd --book-order random --seed %s --pgn OUT/%s.pgn --resume)",\n' "$1" "$2" "$1"
+    printf ' "pgn": "docs/pruning/games/%s.pgn.gz",\n' "$1"
+    printf ' "resume": "zcat docs/pruning/games/%s.pgn.gz > OUT/%s.pgn && sh scripts/pruning-experiments.sh OUT 2 %s",\n' "$1" "$1" "$1"
+    printf ' "rescore": "zcat docs/pruning/games/%s.pgn.gz > %s.pgn && arbiter --score %s.pgn --sprt elo0=0 elo1=10",\n' "$1" "$1" "$1"
+    printf ' "score": %s\n}\n' "$score"
+  } > "$dest/$1.json.tmp"
+  mv "$dest/$1.pgn.gz.tmp" "$dest/$1.pgn.gz"
+  mv "$dest/$1.json.tmp" "$dest/$1.json"
+  games=$(printf '%s\n' "$score" | sed -n 's/^  "games": \([0-9]*\),$/\1/p')
+  echo "checkpoint $1: $games games scored -> docs/pruning/games/$1.pgn.gz, $1.json" >&2
+}
 run() { # name seed candidate-name "candidate options" baseline-name "baseline options"
   n=$1; s=$2; cn=$3; co=$4; bn=$5; bo=$6
   if [ -n "$WANT" ]; then case " $WANT " in *" $n "*) ;; *) return 0 ;; esac; fi
+  if [ "$MODE" = checkpoint ]; then checkpoint "$n" "$s" "$co" "$bo"; return 0; fi
   echo "== $n (seed $s): $cn [$co] vs $bn [$bo]" >&2
   # shellcheck disable=SC2086
   "$ARBITER" --engine name=$cn cmd=$ACTUARY $co --engine name=$bn cmd=$ACTUARY $bo \
