@@ -37,7 +37,8 @@ checkpoint() { # name seed "candidate options" "baseline options"
   dest=$ROOT/docs/pruning/games
   mkdir -p "$dest"
   gzip -9 -n -c "$pgn" > "$dest/$1.pgn.gz.tmp"
-  score=$("$ARBITER" --score "$pgn" --sprt elo0=0 elo1=10 2>/dev/null)
+  # The score table goes to stderr (and an error, if the PGN is not one arbiter can score).
+  score=$("$ARBITER" --score "$pgn" --sprt elo0=0 elo1=10) || { rm -f "$dest/$1.pgn.gz.tmp"; exit 1; }
   commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
   sum=$(sha256sum "$ACTUARY" | cut -c1-12)
   {
