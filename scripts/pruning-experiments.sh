@@ -1,6 +1,8 @@
 #!/bin/sh
 # Issue 14's pruning experiments: each a 1,000-game arbiter match at 2+0.02 between two option
-# sets of the same actuary binary, game pairs from 2moves_v1.epd in seeded random order.
+# sets of the same actuary binary, game pairs from 2moves_v1.epd in seeded random order; then
+# the final configuration against the defaults (the search before issue 14, node for node):
+# `final`, an SPRT(0, 10) at 2+0.02 played to its decision, and `final-long`, 400 games at 8+0.08.
 # Sequential and resumable: kill it at any time and run the same command again (every match
 # uses --resume; a finished one is skipped). Score one with
 #   arbiter --score OUT/NAME.pgn --sprt elo0=0 elo1=10
@@ -31,7 +33,7 @@ for f in "$ACTUARY" "$ARBITER" "$BOOK"; do
 done
 mkdir -p "$OUT"
 WANT="$*"
-checkpoint() { # name seed "candidate options" "baseline options"
+checkpoint() { # name seed "candidate options" "baseline options" tc games "sprt"
   pgn=$OUT/$1.pgn
   [ -s "$pgn" ] || return 0
   dest=$ROOT/docs/pruning/games
@@ -45,7 +47,8 @@ checkpoint() { # name seed "candidate options" "baseline options"
     printf '{\n "format": "actuary-pruning-experiment-v1",\n "name": "%s",\n' "$1"
     printf ' "candidate": "target/release/actuary (tree %s, binary sha256 %s...) %s",\n' "$commit" "$sum" "$3"
     printf ' "baseline": "same binary, %s",\n' "$4"
-    printf ' "command": "sh scripts/pruning-experiments.sh OUT 2 %s  (arbiter ... --tc 2+0.02 --games 1000 --concurrency 2 --book 2moves_v1.epd --book-order random --seed %s --pgn OUT/%s.pgn --resume)",\n' "$1" "$2" "$1"
+    sprtarg=""; [ -n "$7" ] && sprtarg=" --sprt $7"
+    printf ' "command": "sh scripts/pruning-experiments.sh OUT 2 %s  (arbiter ... --tc %s --games %s%s --concurrency 2 --book 2moves_v1.epd --book-order random --seed %s --pgn OUT/%s.pgn --resume)",\n' "$1" "$5" "$6" "$sprtarg" "$2" "$1"
     printf ' "pgn": "docs/pruning/games/%s.pgn.gz",\n' "$1"
     printf ' "resume": "zcat docs/pruning/games/%s.pgn.gz > OUT/%s.pgn && sh scripts/pruning-experiments.sh OUT 2 %s",\n' "$1" "$1" "$1"
     printf ' "rescore": "zcat docs/pruning/games/%s.pgn.gz > %s.pgn && arbiter --score %s.pgn --sprt elo0=0 elo1=10",\n' "$1" "$1" "$1"
@@ -56,15 +59,17 @@ checkpoint() { # name seed "candidate options" "baseline options"
   games=$(printf '%s\n' "$score" | sed -n 's/^  "games": \([0-9]*\),$/\1/p')
   echo "checkpoint $1: $games games scored -> docs/pruning/games/$1.pgn.gz, $1.json" >&2
 }
-run() { # name seed candidate-name "candidate options" baseline-name "baseline options"
-  n=$1; s=$2; cn=$3; co=$4; bn=$5; bo=$6
+run() { # name seed candidate-name "candidate options" baseline-name "baseline options" [tc games "sprt"]
+  n=$1; s=$2; cn=$3; co=$4; bn=$5; bo=$6; tc=${7:-2+0.02}; games=${8:-1000}; sprt=${9:-}
   if [ -n "$WANT" ]; then case " $WANT " in *" $n "*) ;; *) return 0 ;; esac; fi
-  if [ "$MODE" = checkpoint ]; then checkpoint "$n" "$s" "$co" "$bo"; return 0; fi
-  echo "== $n (seed $s): $cn [$co] vs $bn [$bo]" >&2
+  if [ "$MODE" = checkpoint ]; then checkpoint "$n" "$s" "$co" "$bo" "$tc" "$games" "$sprt"; return 0; fi
+  echo "== $n (seed $s, $tc, $games games${sprt:+, SPRT $sprt}): $cn [$co] vs $bn [$bo]" >&2
+  # With an SPRT the match stops at its decision (also when resumed past it); without, the
+  # LLR is only reported.
   # shellcheck disable=SC2086
   "$ARBITER" --engine name=$cn cmd=$ACTUARY $co --engine name=$bn cmd=$ACTUARY $bo \
-    --tc 2+0.02 --games 1000 --concurrency "$C" --book "$BOOK" --book-order random --seed "$s" \
-    --pgn "$OUT/$n.pgn" --report "$OUT/$n.json" --resume
+    --tc "$tc" --games "$games" ${sprt:+--sprt $sprt} --concurrency "$C" --book "$BOOK" \
+    --book-order random --seed "$s" --pgn "$OUT/$n.pgn" --report "$OUT/$n.json" --resume
 }
 run lmp 11 lmp-table "option.prune.gate=strict option.prune.lmp=table" lmp-formula "option.prune.gate=strict option.prune.lmp=formula"
 run fair 22 fair-lmp "option.prune.efp=off option.prune.lmp=table option.prune.lmp-wide=true" efp-lmp "option.prune.efp=formula option.prune.lmp=table"
@@ -81,3 +86,8 @@ run see 31 see-off option.prune.see=false see-on option.prune.see=true
 run rfpoff 32 rfp-off option.prune.rfp=off rfp-formula option.prune.rfp=formula
 run lmpoff 33 lmp-off option.prune.lmp=off lmp-formula option.prune.lmp=formula
 run efpoff 34 efp-off option.prune.efp=off efp-formula option.prune.efp=formula
+# The final configuration (what the experiments above support) against the defaults. Edit FINAL
+# when an experiment changes what it should be; a match already begun must keep its options.
+FINAL="option.prune.efp=off option.prune.lmp=table option.prune.lmp-wide=true"
+run final 40 final "$FINAL" default "" 2+0.02 30000 "elo0=0 elo1=10"
+run final-long 41 final "$FINAL" default "" 8+0.08 400
