@@ -70,6 +70,9 @@ impl EvidenceError {
 /// renamed over the target (so two processes saving at once never share a temporary file).
 /// A symbolic link is followed (its target is replaced, the link kept), and an existing target
 /// that is not a regular file (a device, a directory, a pipe) is refused rather than replaced.
+/// The new file gets the replaced file's permissions, or those of a plain `create` (0666
+/// less the umask) when there was none: a temporary file is private (0600), and a generated
+/// table or report renamed from it would otherwise be unreadable to everyone else.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
     atomic_write_with(path, |f| f.write_all(bytes))
 }
@@ -88,11 +91,24 @@ pub fn atomic_write_with(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
+    let existing = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        // Applied at creation, so the umask is honoured as for any new file.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
         .tempfile_in(dir)
         .map_err(|e| EvidenceError::io(path, e))?;
+    if let Some(perms) = existing {
+        tmp.as_file()
+            .set_permissions(perms)
+            .map_err(|e| EvidenceError::io(path, e))?;
+    }
     write(tmp.as_file_mut())
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(|e| EvidenceError::io(path, e))?;
@@ -151,6 +167,28 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"second");
         let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(leftovers, 1, "temporary file left behind");
+    }
+
+    #[test]
+    fn atomic_write_gives_ordinary_permissions_and_keeps_existing_ones() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        // What a plain create gives under this process's umask.
+        let plain = dir.path().join("plain.txt");
+        std::fs::write(&plain, b"x").unwrap();
+        let fresh = dir.path().join("fresh.txt");
+        atomic_write(&fresh, b"x").unwrap();
+        assert_eq!(mode(&fresh), mode(&plain));
+        // A replaced file keeps its mode, even one the umask would not give.
+        let kept = dir.path().join("kept.txt");
+        std::fs::write(&kept, b"old").unwrap();
+        std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o640)).unwrap();
+        atomic_write(&kept, b"new").unwrap();
+        assert_eq!(mode(&kept), 0o640);
+        std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o664)).unwrap();
+        atomic_write(&kept, b"newer").unwrap();
+        assert_eq!(mode(&kept), 0o664);
     }
 
     #[test]
