@@ -78,11 +78,12 @@ run rfpret-beta 23 rfp-beta option.prune.rfp-return=beta rfp-blend option.prune.
 run rfpret-margin 24 rfp-margin option.prune.rfp-return=margin rfp-blend option.prune.rfp-return=blend
 run rfpdepth 25 rfp-d10 option.prune.rfp-depth=10 rfp-d8 option.prune.rfp-depth=8
 # lmp2 replays `lmp` on today's build: classic gate (the default), tuned weights, tables
-# recollected with them -- the diagnosis of why `final` lost.
-run lmp2 35 lmp-table option.prune.lmp=table lmp-formula option.prune.lmp=formula
+# recollected with them -- the diagnosis of why `final` lost. Both diagnostics are SPRTs
+# (stop at the decision, at most 1,000 games); the item-6 rows play their 1,000.
+run lmp2 35 lmp-table option.prune.lmp=table lmp-formula option.prune.lmp=formula 2+0.02 1000 "elo0=0 elo1=10"
 # tables: the alpha-side table the `lmp` and `fair` rows played (collected at 5ed062e: strict
 # gate, hand-set weights) against the embedded one (classic gate, tuned weights), both lmp=table.
-run tables 36 fh-5ed062e "option.prune.lmp=table option.prune.fh-table=$ROOT/docs/pruning/tables/fh-table-5ed062e.txt" fh-embedded option.prune.lmp=table
+run tables 36 fh-5ed062e "option.prune.lmp=table option.prune.fh-table=$ROOT/docs/pruning/tables/fh-table-5ed062e.txt" fh-embedded option.prune.lmp=table 2+0.02 1000 "elo0=0 elo1=10"
 run risk 26 risk-200 "option.prune.lmp=table option.prune.risk=200" risk-100 "option.prune.lmp=table option.prune.risk=100"
 run razor 27 razor-off option.prune.razor=false razor-on option.prune.razor=true
 run qfut 28 qfut-off option.prune.qfutility=false qfut-on option.prune.qfutility=true
