@@ -84,8 +84,8 @@ run lmp2 35 lmp-table option.prune.lmp=table lmp-formula option.prune.lmp=formul
 # tables: the alpha-side table the `lmp` and `fair` rows played (collected at 5ed062e: strict
 # gate, hand-set weights) against the embedded one (classic gate, tuned weights), both lmp=table.
 run tables 36 fh-5ed062e "option.prune.lmp=table option.prune.fh-table=$ROOT/docs/pruning/tables/fh-table-5ed062e.txt" fh-embedded option.prune.lmp=table 2+0.02 1000 "elo0=0 elo1=10"
-# lmpunion: the seed's "prune deeper than the classic plies" as an addition: the formula's move
-# counts where they apply, and the table's per-move verdict wherever it is sure (depth <= 10).
+# lmpunion: the table as an addition to the formula, not a replacement: the formula's move
+# counts, and any gated move the table is sure of before the count is reached (depth <= 10).
 run lmpunion 37 lmp-union option.prune.lmp=union lmp-formula option.prune.lmp=formula 2+0.02 1000 "elo0=0 elo1=10"
 run risk 26 risk-200 "option.prune.lmp=table option.prune.risk=200" risk-100 "option.prune.lmp=table option.prune.risk=100"
 run razor 27 razor-off option.prune.razor=false razor-on option.prune.razor=true
