@@ -65,6 +65,8 @@ pub enum UciError {
     Tables(String),
     #[error("option '{name}': {message}")]
     Prune { name: String, message: String },
+    #[error("option 'HashWays': {0}")]
+    HashWays(crate::search::tt::TtError),
     #[error(transparent)]
     Board(#[from] BoardError),
 }
@@ -263,6 +265,9 @@ pub struct Engine {
     ponder: Option<PonderHit>,
     pub threads: usize,
     pub hash_mb: usize,
+    /// UCI `HashWays`: slots per hash bucket (1, the table the engine has always had, until an
+    /// Elo test supports more).
+    pub hash_ways: usize,
     pub multipv: usize,
     pub move_overhead: u64,
     pub default_depth: Option<i32>,
@@ -349,6 +354,7 @@ impl Engine {
             ponder: None,
             threads: 1,
             hash_mb: HASH_DEFAULT,
+            hash_ways: 1,
             multipv: 1,
             move_overhead: DEFAULT_MOVE_OVERHEAD_MS,
             default_depth: None,
@@ -441,6 +447,7 @@ impl Engine {
                 println!("id name {ENGINE_NAME}");
                 println!("id author {ENGINE_AUTHOR}");
                 println!("option name Hash type spin default {HASH_DEFAULT} min 1 max {HASH_MAX}");
+                println!("option name HashWays type combo default 1 var 1 var 2 var 4");
                 println!("option name Threads type spin default 1 min 1 max {THREADS_MAX}");
                 println!("option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}");
                 println!("option name Ponder type check default false");
@@ -547,13 +554,36 @@ impl Engine {
                     self.tt = Arc::new(Tt::new_clamped(1).tt);
                     // Never abort on a size the machine cannot hold (the advertised max is
                     // 64 GB): take what fits and say so.
-                    let c = Tt::new_clamped(mb);
+                    let mut c = Tt::new_clamped(mb);
                     if let Some(why) = &c.reason {
                         println!("info string Hash clamped to {} MB ({why})", c.mb);
                     }
+                    c.tt.set_ways(self.hash_ways).map_err(UciError::HashWays)?;
                     self.tt = Arc::new(c.tt);
                     self.hash_mb = mb;
                 }
+            }
+            "hashways" => {
+                let ways: usize = value.trim().parse().map_err(|_| UciError::OptionValue {
+                    name: name.to_owned(),
+                    value: value.to_owned(),
+                })?;
+                if !crate::search::tt::TT_WAYS.contains(&ways) {
+                    return Err(UciError::HashWays(crate::search::tt::TtError::Ways {
+                        ways,
+                    }));
+                }
+                if ways == self.hash_ways {
+                    return Ok(());
+                }
+                // The search has stopped (setoption stops it), so no thread holds the table;
+                // should one still, a fresh table of the same size takes its place.
+                if Arc::get_mut(&mut self.tt).is_none() {
+                    self.tt = Arc::new(Tt::new_clamped(self.hash_mb).tt);
+                }
+                let tt = Arc::get_mut(&mut self.tt).expect("the engine holds the only handle");
+                tt.set_ways(ways).map_err(UciError::HashWays)?;
+                self.hash_ways = ways;
             }
             "threads" => {
                 let n = int(1, THREADS_MAX as u64)? as usize;
@@ -788,6 +818,30 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("/nonexistent/fh.txt"), "{err}");
         e.set_option("prune.fh-table", "<embedded>").unwrap();
+    }
+
+    #[test]
+    fn hash_ways_is_set_checked_and_survives_a_new_hash_size() {
+        let mut e = Engine::new();
+        assert_eq!(e.tt.ways(), 1, "the default table is the one-way table");
+        e.set_option("HashWays", "4").unwrap();
+        assert_eq!((e.hash_ways, e.tt.ways()), (4, 4));
+        e.set_option("Hash", "2").unwrap();
+        assert_eq!(e.tt.ways(), 4, "a new Hash size dropped HashWays");
+        for bad in ["3", "0", "four", "-1"] {
+            let err = e.set_option("hashways", bad).unwrap_err().to_string();
+            assert!(
+                err.contains("HashWays") || err.contains("hashways"),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            (e.hash_ways, e.tt.ways()),
+            (4, 4),
+            "a refused value changed the table"
+        );
+        e.set_option("hashways", "1").unwrap();
+        assert_eq!(e.tt.ways(), 1);
     }
 
     #[test]

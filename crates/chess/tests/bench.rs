@@ -11,14 +11,28 @@ use chess::tools::bench::{DEFAULT_BENCH_DEPTH, run_bench};
 /// (The default pruning gate is `classic`, the conditions of the build before issue 14.)
 const BENCH_SIGNATURE: u64 = 7_353_634;
 
+/// The same with `--hash-ways 4`.
+const FOUR_WAY_SIGNATURE: u64 = 6_178_101;
+
 /// `prune.gate=strict` (the seed's one gate: hash/killer/counter moves, checks and in-check
 /// nodes are never pruned; LMR reduces a gated-out quiet move one ply less) has its own count.
 #[test]
 fn strict_gate_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("gate", "strict").unwrap();
-    let r = chess::tools::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg);
+    let r = chess::tools::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
     assert_eq!(r.nodes, 7_108_932);
+}
+
+/// `HashWays 4` (four-slot buckets, depth-and-age replacement) is a different search with its
+/// own count; it must stay deterministic, and differ from the one-way table's (else the
+/// buckets would not be in use).
+#[test]
+fn four_way_hash_signature() {
+    let cfg = chess::search::prune::PruneConfig::default();
+    let r = chess::tools::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 4).unwrap();
+    assert_ne!(r.nodes, BENCH_SIGNATURE);
+    assert_eq!(r.nodes, FOUR_WAY_SIGNATURE);
 }
 
 #[test]

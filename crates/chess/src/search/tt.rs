@@ -5,6 +5,15 @@
 //! key mismatch and is ignored instead of returning a corrupted move or score. This is the
 //! classic "lockless hashing" scheme (Hyatt & Mann); relaxed atomics suffice because a stale
 //! or missing entry only costs search effort, never correctness.
+//!
+//! Slots are stored four to a 64-byte cache line. A position may live in any of the `ways`
+//! slots of its bucket (UCI `HashWays`: 1, 2 or 4 slots per bucket, all in one line). With
+//! one way every position has exactly one slot and any other position overwrites it, which
+//! is the table the engine has always had (bench and every game unchanged). With more ways a
+//! store goes to the slot holding the same position, else to an empty slot, else to the one
+//! worth least, `depth − 8 × searches since it was written`: a depth-0 quiescence result
+//! then evicts another shallow or stale entry, not a deep one from this search (the
+//! replacement Stockfish and Ethereal use; its Elo is for `arbiter` to measure).
 
 use super::params::MATE_BOUND;
 use crate::board::{Move, NULL_MOVE, Piece, Square};
@@ -86,8 +95,35 @@ struct Slot {
     data: AtomicU64,
 }
 
+/// Slots per 64-byte line (16 bytes each): the widest bucket.
+const LINE_SLOTS: usize = 4;
+
+/// Four slots on one cache line, so a bucket of up to four ways costs one memory access.
+#[repr(align(64))]
+struct Line([Slot; LINE_SLOTS]);
+
+/// Slots per bucket the table accepts (UCI `HashWays`); every one divides the four slots of a
+/// cache line, so a bucket never straddles two lines.
+pub const TT_WAYS: [usize; 3] = [1, 2, 4];
+
+/// Score of a slot as a victim: lower is evicted first. Empty slots go before any entry, then
+/// shallow and old ones (one search of age costs as much as 8 plies of depth).
+#[inline]
+fn worth(data: u64, age: u8) -> i32 {
+    if data == 0 {
+        return i32::MIN;
+    }
+    let depth = ((data >> 48) & 255) as i32;
+    let searches_ago = age.wrapping_sub(((data >> 58) & 63) as u8) & 63;
+    depth - 8 * searches_ago as i32
+}
+
 pub struct Tt {
-    slots: Vec<Slot>,
+    lines: Vec<Line>,
+    /// Slots per bucket, one of [`TT_WAYS`].
+    ways: usize,
+    /// Slots ÷ ways, kept so that a probe multiplies instead of dividing.
+    buckets: usize,
     age: AtomicU8,
 }
 
@@ -106,6 +142,8 @@ fn pack(mv: u16, score: i32, eval: i32, depth: i32, bound: Bound, age: u8) -> u6
 pub enum TtError {
     #[error("cannot allocate {mb} MB for the hash table")]
     Alloc { mb: usize },
+    #[error("{ways} slots per hash bucket: must be 1, 2 or 4")]
+    Ways { ways: usize },
 }
 
 /// A table built by [`Tt::new_clamped`], and the reason when it is smaller than asked.
@@ -157,9 +195,15 @@ pub fn fit_mb(mb: usize, available: Option<usize>) -> usize {
     }
 }
 
-/// Slots in a table of `mb` MB (16 bytes each; at least 1024).
+/// Slots in a table of `mb` MB (16 bytes each; at least 1024; a multiple of four for any
+/// size that can be allocated).
 fn slots_for(mb: usize) -> usize {
     (mb.max(1).saturating_mul(1024 * 1024) / 16).max(1024)
+}
+
+/// Cache lines holding the slots of a table of `mb` MB.
+fn lines_for(mb: usize) -> usize {
+    slots_for(mb).div_ceil(LINE_SLOTS)
 }
 
 impl Tt {
@@ -177,20 +221,50 @@ impl Tt {
     /// A table of exactly `mb` megabytes, or an error when the allocator refuses: the
     /// infallible `collect` this replaces aborted the whole process on `Hash 65536`.
     pub fn try_new(mb: usize) -> Result<Self, TtError> {
-        Self::with_slots(slots_for(mb)).ok_or(TtError::Alloc { mb })
+        Self::with_lines(lines_for(mb)).ok_or(TtError::Alloc { mb })
     }
 
-    fn with_slots(n: usize) -> Option<Self> {
-        let mut slots = Vec::new();
-        slots.try_reserve_exact(n).ok()?;
-        slots.extend((0..n).map(|_| Slot {
+    fn with_lines(n: usize) -> Option<Self> {
+        let mut lines = Vec::new();
+        lines.try_reserve_exact(n).ok()?;
+        let empty = || Slot {
             key_xor: AtomicU64::new(0),
             data: AtomicU64::new(0),
-        }));
+        };
+        lines.extend((0..n).map(|_| Line([empty(), empty(), empty(), empty()])));
         Some(Self {
-            slots,
+            buckets: n * LINE_SLOTS,
+            lines,
+            ways: 1,
             age: AtomicU8::new(0),
         })
+    }
+
+    /// Set the slots per bucket (one of [`TT_WAYS`]) and empty the table: entries are placed
+    /// by the bucket count, so the old ones would sit where no probe looks.
+    pub fn set_ways(&mut self, ways: usize) -> Result<(), TtError> {
+        if !TT_WAYS.contains(&ways) {
+            return Err(TtError::Ways { ways });
+        }
+        self.ways = ways;
+        self.buckets = self.slot_count() / ways;
+        self.clear();
+        Ok(())
+    }
+
+    /// Slots per bucket.
+    pub fn ways(&self) -> usize {
+        self.ways
+    }
+
+    /// Slots in the table.
+    pub fn slot_count(&self) -> usize {
+        self.lines.len() * LINE_SLOTS
+    }
+
+    #[inline]
+    fn slot(&self, i: usize) -> &Slot {
+        &self.lines[i / LINE_SLOTS].0[i % LINE_SLOTS]
     }
 
     /// The largest table up to `mb` MB that fits: first capped by [`fit_mb`] (MemAvailable),
@@ -208,7 +282,7 @@ impl Tt {
             )
         });
         // Probe with a bare reservation (no page is touched), then build the table.
-        let reserves = |mb: usize| Vec::<Slot>::new().try_reserve_exact(slots_for(mb)).is_ok();
+        let reserves = |mb: usize| Vec::<Line>::new().try_reserve_exact(lines_for(mb)).is_ok();
         let mut refused = false;
         while size > 1 && !reserves(size) {
             reason = Some(TtError::Alloc { mb: size }.to_string());
@@ -234,7 +308,8 @@ impl Tt {
                 // Not even 1 MB: the 16 KB minimum. Should that fail too, the process is
                 // out of memory and would die at its next allocation anyway.
                 Err(e) => {
-                    let tt = Self::with_slots(1024).unwrap_or_else(|| std::process::abort());
+                    let tt = Self::with_lines(1024 / LINE_SLOTS)
+                        .unwrap_or_else(|| std::process::abort());
                     return Clamped {
                         tt,
                         mb: 0,
@@ -246,7 +321,7 @@ impl Tt {
     }
 
     pub fn clear(&self) {
-        for s in &self.slots {
+        for s in self.lines.iter().flat_map(|l| &l.0) {
             s.key_xor.store(0, Relaxed);
             s.data.store(0, Relaxed);
         }
@@ -259,19 +334,21 @@ impl Tt {
             .store(self.age.load(Relaxed).wrapping_add(1) & 63, Relaxed);
     }
 
+    /// First slot of `key`'s bucket. With one way this is the slot index the table always
+    /// used (the key's high bits scaled to the slot count), so one-way tables are unchanged.
     #[inline]
-    fn index(&self, key: u64) -> usize {
-        ((key as u128 * self.slots.len() as u128) >> 64) as usize
+    fn bucket(&self, key: u64) -> usize {
+        ((key as u128 * self.buckets as u128) >> 64) as usize * self.ways
     }
 
     #[inline]
     pub fn probe(&self, key: u64, ply: usize) -> Option<TtEntry> {
-        let slot = &self.slots[self.index(key)];
-        let data = slot.data.load(Relaxed);
-        let kx = slot.key_xor.load(Relaxed);
-        if kx ^ data != key || data == 0 {
-            return None;
-        }
+        let first = self.bucket(key);
+        let data = (first..first + self.ways).find_map(|i| {
+            let slot = self.slot(i);
+            let data = slot.data.load(Relaxed);
+            (slot.key_xor.load(Relaxed) ^ data == key && data != 0).then_some(data)
+        })?;
         let bound = match (data >> 56) & 3 {
             1 => Bound::Upper,
             2 => Bound::Lower,
@@ -287,7 +364,8 @@ impl Tt {
         })
     }
 
-    /// Store, preferring to keep deeper entries of the current search for the same key.
+    /// Store, preferring to keep deeper entries of the current search for the same key; a
+    /// new key takes the bucket's least worth slot (see the module notes).
     #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn store(
@@ -300,13 +378,25 @@ impl Tt {
         bound: Bound,
         ply: usize,
     ) {
-        let slot = &self.slots[self.index(key)];
         let age = self.age.load(Relaxed);
-        let old = slot.data.load(Relaxed);
-        let old_key = slot.key_xor.load(Relaxed) ^ old;
+        let first = self.bucket(key);
+        // The slot holding this key, else the least worth one (the first on ties).
+        let (mut slot, mut old, mut same) = (self.slot(first), 0, false);
+        let mut least = i32::MAX;
+        for i in first..first + self.ways {
+            let s = self.slot(i);
+            let data = s.data.load(Relaxed);
+            if s.key_xor.load(Relaxed) ^ data == key {
+                (slot, old, same) = (s, data, true);
+                break;
+            }
+            let w = worth(data, age);
+            if w < least {
+                (slot, old, least) = (s, data, w);
+            }
+        }
         let old_depth = ((old >> 48) & 255) as i32;
         let old_age = ((old >> 58) & 63) as u8;
-        let same = old_key == key;
         if same && bound != Bound::Exact && depth + 3 < old_depth && old_age == age {
             return;
         }
@@ -324,11 +414,10 @@ impl Tt {
     /// Permille of sampled slots written by the current search (UCI `hashfull`).
     pub fn hashfull(&self) -> u32 {
         let age = self.age.load(Relaxed);
-        let n = self.slots.len().min(1000);
-        let used = self.slots[..n]
-            .iter()
-            .filter(|s| {
-                let d = s.data.load(Relaxed);
+        let n = self.slot_count().min(1000);
+        let used = (0..n)
+            .filter(|&i| {
+                let d = self.slot(i).data.load(Relaxed);
                 d != 0 && ((d >> 58) & 63) as u8 == age
             })
             .count();
@@ -363,17 +452,135 @@ mod tests {
         assert!(tt.probe(0xDEAD_BEE0, 0).is_none());
     }
 
+    /// Keys whose high 16 bits agree share a slot in a one-way 1 MB table (65,536 slots) and
+    /// a bucket in a two- or four-way one.
+    fn colliding(i: u64) -> u64 {
+        0xABCD_0000_0000_0001 + i
+    }
+
+    fn quiet(i: u16) -> Move {
+        unpack_move(8 + i)
+    }
+
+    fn slots_holding(tt: &Tt, key: u64) -> usize {
+        (0..tt.slot_count())
+            .filter(|&i| {
+                let s = tt.slot(i);
+                let d = s.data.load(Relaxed);
+                d != 0 && s.key_xor.load(Relaxed) ^ d == key
+            })
+            .count()
+    }
+
+    #[test]
+    fn one_way_is_the_old_table_any_other_key_replaces() {
+        let tt = Tt::new(1);
+        assert_eq!(tt.ways(), 1);
+        tt.store(colliding(0), quiet(0), 50, 10, 12, Bound::Exact, 0);
+        tt.store(colliding(1), quiet(1), 7, 3, 0, Bound::Upper, 0);
+        assert!(
+            tt.probe(colliding(0), 0).is_none(),
+            "deep entry kept in a one-way table"
+        );
+        assert_eq!(tt.probe(colliding(1), 0).unwrap().score, 7);
+        // The same key keeps its deeper entry of this search against a shallow bound...
+        tt.store(colliding(1), quiet(1), 7, 3, 9, Bound::Lower, 0);
+        tt.store(colliding(1), NULL_MOVE, -40, 3, 2, Bound::Upper, 0);
+        let e = tt.probe(colliding(1), 0).unwrap();
+        assert_eq!((e.depth, e.score), (9, 7));
+        // ...but not against an exact score, and a store without a move keeps the old move.
+        tt.store(colliding(1), NULL_MOVE, -40, 3, 2, Bound::Exact, 0);
+        let e = tt.probe(colliding(1), 0).unwrap();
+        assert_eq!((e.depth, e.score, e.mv), (2, -40, quiet(1)));
+    }
+
+    #[test]
+    fn ways_must_divide_a_cache_line() {
+        let mut tt = Tt::new(1);
+        for bad in [0, 3, 5, 8] {
+            let e = tt.set_ways(bad).unwrap_err();
+            assert!(e.to_string().contains("1, 2 or 4"), "{e}");
+        }
+        tt.store(colliding(0), quiet(0), 1, 1, 1, Bound::Exact, 0);
+        tt.set_ways(4).unwrap();
+        assert_eq!(tt.ways(), 4);
+        assert!(
+            tt.probe(colliding(0), 0).is_none(),
+            "set_ways empties the table"
+        );
+    }
+
+    #[test]
+    fn four_ways_evict_the_shallowest_and_keep_deep_entries() {
+        let mut tt = Tt::new(1);
+        tt.set_ways(4).unwrap();
+        for (i, depth) in [10, 2, 7, 5].into_iter().enumerate() {
+            tt.store(
+                colliding(i as u64),
+                quiet(i as u16),
+                i as i32,
+                0,
+                depth,
+                Bound::Exact,
+                0,
+            );
+        }
+        for i in 0..4 {
+            assert_eq!(tt.probe(colliding(i), 0).unwrap().score, i as i32);
+        }
+        // A quiescence result (depth 0) takes the depth-2 slot, not the depth-10 one.
+        tt.store(colliding(4), quiet(4), 44, 0, 0, Bound::Upper, 0);
+        assert!(tt.probe(colliding(1), 0).is_none());
+        for i in [0, 2, 3, 4] {
+            assert!(tt.probe(colliding(i), 0).is_some(), "key {i} lost");
+        }
+        // A key already in the bucket is updated in its own slot, never stored twice.
+        tt.store(colliding(3), quiet(9), 33, 0, 6, Bound::Exact, 0);
+        assert_eq!(slots_holding(&tt, colliding(3)), 1);
+        assert_eq!(tt.probe(colliding(3), 0).unwrap().mv, quiet(9));
+        // Keys of another bucket are untouched by all this.
+        tt.store(0x1234_0000_0000_0000, quiet(1), 5, 0, 1, Bound::Lower, 0);
+        assert_eq!(tt.probe(0x1234_0000_0000_0000, 0).unwrap().score, 5);
+        assert_eq!(tt.probe(colliding(0), 0).unwrap().depth, 10);
+    }
+
+    #[test]
+    fn stale_entries_go_before_shallow_ones_of_this_search() {
+        let mut tt = Tt::new(1);
+        tt.set_ways(2).unwrap();
+        tt.store(colliding(0), quiet(0), 0, 0, 12, Bound::Exact, 0);
+        tt.new_search();
+        tt.new_search();
+        // 12 − 8·2 = −4 is worth less than a depth-1 entry of this search.
+        tt.store(colliding(1), quiet(1), 1, 0, 1, Bound::Exact, 0);
+        tt.store(colliding(2), quiet(2), 2, 0, 0, Bound::Exact, 0);
+        assert!(
+            tt.probe(colliding(0), 0).is_none(),
+            "a stale deep entry survived"
+        );
+        assert!(tt.probe(colliding(1), 0).is_some() && tt.probe(colliding(2), 0).is_some());
+        // One search ago it would have stayed: 12 − 8 = 4 beats depth 1.
+        let mut tt = Tt::new(1);
+        tt.set_ways(2).unwrap();
+        tt.store(colliding(0), quiet(0), 0, 0, 12, Bound::Exact, 0);
+        tt.new_search();
+        tt.store(colliding(1), quiet(1), 1, 0, 1, Bound::Exact, 0);
+        tt.store(colliding(2), quiet(2), 2, 0, 0, Bound::Exact, 0);
+        assert!(tt.probe(colliding(0), 0).is_some());
+        assert!(tt.probe(colliding(1), 0).is_none());
+    }
+
     #[test]
     fn oversized_tables_are_refused_or_clamped() {
         // More than any address space: an error, not an abort.
         assert!(Tt::try_new(usize::MAX / (1 << 20)).is_err());
-        assert!(Tt::with_slots(usize::MAX / 16).is_none());
+        assert!(Tt::with_lines(usize::MAX / 64).is_none());
         // MemAvailable caps the request at three quarters of what is free.
         assert_eq!(fit_mb(65_536, Some(24_000)), 18_000);
         assert_eq!(fit_mb(64, Some(24_000)), 64);
         assert_eq!(fit_mb(64, Some(0)), 1);
         assert_eq!(fit_mb(64, None), 64);
         let c = Tt::new_clamped(2);
-        assert!(c.mb == 2 && c.reason.is_none() && c.tt.slots.len() == 2 * 65_536);
+        assert!(c.mb == 2 && c.reason.is_none() && c.tt.slot_count() == 2 * 65_536);
     }
 }

@@ -9,6 +9,7 @@ use crate::search::prune::PruneConfig;
 use crate::search::smp::{SearchOptions, exit_breakdown, search};
 use crate::search::time::Limits;
 use crate::search::tt::Tt;
+use clap::builder::TypedValueParser;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -17,7 +18,7 @@ use std::time::Instant;
 pub const DEFAULT_BENCH_DEPTH: i32 = 15;
 pub const BENCH_HASH_MB: usize = 16;
 
-/// `actuary bench [DEPTH] [--lazy-eval [--tables FILE]]`.
+/// `actuary bench [DEPTH] [--lazy-eval [--tables FILE]] [--set SWITCHES] [--hash-ways N]`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
     /// Search depth for every position (the signature is defined at the default).
@@ -34,6 +35,12 @@ pub struct BenchArgs {
     /// the prefix, e.g. `gate=classic,lmp=table`). The signature is defined without them.
     #[arg(long, value_name = "SWITCHES", default_value = "")]
     pub set: String,
+    /// Research flag: slots per hash bucket, 1, 2 or 4 (UCI `HashWays`). The signature is
+    /// defined with 1.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::builder::PossibleValuesParser::new(["1", "2", "4"])
+              .map(|s| s.parse::<usize>().expect("listed values are numbers")))]
+    pub hash_ways: usize,
 }
 
 impl BenchArgs {
@@ -50,7 +57,7 @@ impl BenchArgs {
         };
         let mut prune = PruneConfig::default();
         prune.set_all(&self.set).map_err(super::ToolError::Switch)?;
-        let r = run_bench_with(self.depth, true, lazy, prune);
+        let r = run_bench_with(self.depth, true, lazy, prune, self.hash_ways)?;
         println!("Eval exits: {}", exit_breakdown(&r.exits));
         println!("Bench: {} nodes {} nps", r.nodes, r.nps);
         Ok(ExitCode::SUCCESS)
@@ -111,7 +118,8 @@ pub struct BenchResult {
 
 /// Run the bench (lazy exits off: the signature); `verbose` prints one line per position.
 pub fn run_bench(depth: i32, verbose: bool) -> BenchResult {
-    run_bench_with(depth, verbose, None, PruneConfig::default())
+    run_bench_with(depth, verbose, None, PruneConfig::default(), 1)
+        .expect("one way is a valid table")
 }
 
 /// Run the bench with lazy exits on the given margins (`None` = off).
@@ -120,8 +128,10 @@ pub fn run_bench_with(
     verbose: bool,
     lazy: Option<Arc<LazyMargins>>,
     prune: PruneConfig,
-) -> BenchResult {
-    let tt = Tt::new(BENCH_HASH_MB);
+    hash_ways: usize,
+) -> Result<BenchResult, crate::search::tt::TtError> {
+    let mut tt = Tt::new(BENCH_HASH_MB);
+    tt.set_ways(hash_ways)?;
     let stop = AtomicBool::new(false);
     let opts = SearchOptions {
         lazy,
@@ -163,10 +173,10 @@ pub fn run_bench_with(
     }
     let elapsed = start.elapsed();
     let ms = elapsed.as_millis().max(1) as u64;
-    BenchResult {
+    Ok(BenchResult {
         nodes,
         nps: (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64,
         elapsed_ms: ms,
         exits,
-    }
+    })
 }

@@ -90,6 +90,8 @@ pub enum ToolError {
     },
     #[error(transparent)]
     Board(#[from] BoardError),
+    #[error(transparent)]
+    Tt(#[from] crate::search::tt::TtError),
     #[error("--set: {0}")]
     Switch(String),
     #[error(transparent)]
