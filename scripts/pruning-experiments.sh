@@ -7,7 +7,7 @@
 # uses --resume; a finished one is skipped). Score one with
 #   arbiter --score OUT/NAME.pgn --sprt elo0=0 elo1=10
 #
-# Usage (from the repository root, after cargo build --release -p chess -p arbiter):
+# Usage (from the repository root, after cargo build --release -p actuary -p arbiter):
 #   sh scripts/pruning-experiments.sh OUT [CONCURRENCY] [NAME ...]
 #   sh scripts/pruning-experiments.sh --checkpoint OUT [NAME ...]
 # NAME picks experiments (default: all, in the order below).

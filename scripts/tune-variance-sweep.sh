@@ -4,7 +4,7 @@
 # full tune started; taken from commit 26de067) and the tuned default. Resumable: a finished
 # run (its output file exists) is skipped.
 #
-# Usage (repository root, after cargo build --release -p chess):
+# Usage (repository root, after cargo build --release -p actuary):
 #   actuary datagen --games 4000 --threads 2 --out selfplay-4000.txt      # ~25 min on 2 cores
 #   sh scripts/tune-variance-sweep.sh selfplay-4000.txt OUT
 set -eu

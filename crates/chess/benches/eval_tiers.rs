@@ -18,9 +18,9 @@
 //!
 //! Run: `cargo bench -p chess --bench eval_tiers`.
 
+use chess::bench::BENCH_FENS;
 use chess::board::{Board, Move, Piece, legal_moves, parse_fen};
 use chess::eval::{Evaluator, LazyMargins, Material, Tier, side_bucket, super_lazy_score};
-use chess::tools::bench::BENCH_FENS;
 use divan::counter::ItemsCount;
 use std::hint::black_box;
 use std::sync::OnceLock;

@@ -1,14 +1,18 @@
-//! actuary: a UCI chess engine whose risky shortcuts are meant to be priced by tables the
-//! engine measures itself (see shared/chess/DESIGN.md). This crate is the baseline: board
-//! adapter, tiered evaluation, a standard strong alpha-beta search, UCI and tools.
+//! actuary's chess engine: board adapter, tiered evaluation, alpha-beta search, UCI, and the
+//! engine's own checks (`bench`, `perft`, EPD `suite`). The laboratory that measures and
+//! calibrates it (`chess-lab`) drives the search through [`search::Probe`], whose engine
+//! implementation ([`search::NoProbe`]) compiles away.
 #![forbid(unsafe_code)]
 
+pub mod bench;
 pub mod board;
-#[cfg(feature = "calibration")]
-pub mod calib;
 pub mod eval;
-#[cfg(feature = "calibration")]
-pub mod probe;
+pub mod perft;
 pub mod search;
-pub mod tools;
+pub mod suite;
 pub mod uci;
+
+/// Run the engine: the UCI protocol on stdin/stdout until `quit` or end of input.
+pub fn run() {
+    uci::Engine::new().run_stdin();
+}

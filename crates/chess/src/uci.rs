@@ -4,13 +4,13 @@
 
 use crate::board::{BoardError, Position, STARTPOS_FEN, to_fen};
 use crate::eval::{LazyMargins, Tier, eval_tier};
+use crate::perft::perft_divide;
 use crate::search::Worker;
 use crate::search::params::DEFAULT_MOVE_OVERHEAD_MS;
 use crate::search::prune::{PruneConfig, PruneTables};
 use crate::search::smp::{SearchOptions, exit_breakdown, search};
 use crate::search::time::{Limits, PonderHit};
 use crate::search::tt::Tt;
-use crate::tools::perft::perft_divide;
 use std::io::{BufRead, Read};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};

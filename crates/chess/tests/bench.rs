@@ -1,7 +1,7 @@
 //! OpenBench contract: `actuary bench` searches a fixed tree, so its node count is the
 //! build's signature (identical on every run and machine).
 
-use chess::tools::bench::{DEFAULT_BENCH_DEPTH, run_bench};
+use chess::bench::{DEFAULT_BENCH_DEPTH, run_bench};
 
 /// The node count of `actuary bench` at the default depth.
 ///
@@ -20,7 +20,7 @@ const FOUR_WAY_SIGNATURE: u64 = 6_178_101;
 fn strict_gate_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("gate", "strict").unwrap();
-    let r = chess::tools::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
+    let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
     assert_eq!(r.nodes, 7_108_932);
 }
 
@@ -30,7 +30,7 @@ fn strict_gate_signature() {
 #[test]
 fn four_way_hash_signature() {
     let cfg = chess::search::prune::PruneConfig::default();
-    let r = chess::tools::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 4).unwrap();
+    let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 4).unwrap();
     assert_ne!(r.nodes, BENCH_SIGNATURE);
     assert_eq!(r.nodes, FOUR_WAY_SIGNATURE);
 }

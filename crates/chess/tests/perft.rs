@@ -1,6 +1,6 @@
 //! Move generation against the standard perft suite.
 
-use chess::tools::perft::run_perft_suite;
+use chess::perft::run_perft_suite;
 
 const SUITE: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -562,7 +562,7 @@ mod tests {
         let m = LazyMargins::embedded();
         let mut ev = Evaluator::default();
         let mut exits = [0; 3];
-        for fen in crate::tools::bench::BENCH_FENS {
+        for fen in crate::bench::BENCH_FENS {
             let b = parse_fen(fen).unwrap();
             let mat = Material::from_board(&b);
             let tiers = [Tier::SuperLazy, Tier::Lazy, Tier::Full].map(|t| eval_tier(&b, t));

@@ -131,6 +131,42 @@ const EMPTY_FRAME: Frame = Frame {
     },
 };
 
+/// What a search reports to the laboratory: which pruning calibration runs (if any), each
+/// probe's cell and outcome, and every evaluation the search asks for. The engine's searches
+/// use [`NoProbe`], whose methods are empty and whose `mode` is always `None`, so after
+/// monomorphisation the node function carries no instrumentation at all (as Stockfish's
+/// `dbg_*` calls compile out); `chess-lab` implements it to record fail-high tables,
+/// surprise rates and evaluation residuals.
+pub trait Probe {
+    /// The pruning calibration running in this search (`None`: prune as configured).
+    #[inline(always)]
+    fn mode(&self) -> Option<ProbeMode> {
+        None
+    }
+    /// One trial of table cell `cell`; `event` is what the cell counts.
+    #[inline(always)]
+    fn record(&mut self, _cell: usize, _event: bool) {}
+    /// An evaluation the search asked for: the window it was asked with (`-INFINITE..INFINITE`
+    /// for a full evaluation), the tier that decided it, and the evaluator (to re-evaluate).
+    #[inline(always)]
+    fn observe_eval(
+        &mut self,
+        _board: &Board,
+        _mat: &Material,
+        _alpha: i32,
+        _beta: i32,
+        _out: &EvalOutcome,
+        _eval: &mut Evaluator,
+    ) {
+    }
+}
+
+/// The engine's probe: records nothing, costs nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProbe;
+
+impl Probe for NoProbe {}
+
 /// One principal variation result at the root.
 #[derive(Clone, Debug, Default)]
 pub struct RootLine {
@@ -138,8 +174,9 @@ pub struct RootLine {
     pub pv: Vec<Move>,
 }
 
-/// Per-thread search state. Kept between moves of a game (histories carry over).
-pub struct Worker {
+/// Per-thread search state. Kept between moves of a game (histories carry over). `P` is the
+/// laboratory's recorder; the engine's workers are `Worker<NoProbe>`.
+pub struct Worker<P: Probe = NoProbe> {
     pub id: usize,
     pub eval: Evaluator,
     pub hist: History,
@@ -157,14 +194,10 @@ pub struct Worker {
     pub exits: [u64; 3],
     /// Lazy exits with these margins; `None` = always the full evaluation.
     pub lazy: Option<Arc<LazyMargins>>,
-    /// Calibration instrumentation (`actuary calibrate` only).
-    #[cfg(feature = "calibration")]
-    pub recorder: Option<Box<crate::calib::Recorder>>,
     /// Pruning switches and tables for this search (from [`smp::SearchOptions`]).
     pub cfg: PruneConfig,
-    /// Pruning calibration (`actuary collect` / `calibrate surprise` only).
-    #[cfg(feature = "calibration")]
-    pub probe: Option<Box<crate::probe::Probe>>,
+    /// The laboratory's recorder ([`NoProbe`] in the engine).
+    pub probe: P,
     stopped: bool,
     root_depth: i32,
     completed_depth: i32,
@@ -173,8 +206,16 @@ pub struct Worker {
     others_nodes: u64,
 }
 
-impl Worker {
+impl Worker<NoProbe> {
+    /// An engine worker (no instrumentation).
     pub fn new(id: usize) -> Self {
+        Self::with_probe(id, NoProbe)
+    }
+}
+
+impl<P: Probe> Worker<P> {
+    /// A worker whose searches report to `probe`.
+    pub fn with_probe(id: usize, probe: P) -> Self {
         Self {
             id,
             eval: Evaluator::default(),
@@ -190,11 +231,8 @@ impl Worker {
             stats: PruneStats::default(),
             exits: [0; 3],
             lazy: None,
-            #[cfg(feature = "calibration")]
-            recorder: None,
             cfg: PruneConfig::default(),
-            #[cfg(feature = "calibration")]
-            probe: None,
+            probe,
             stopped: false,
             root_depth: 0,
             completed_depth: 0,
@@ -237,15 +275,13 @@ impl Worker {
         let mat = self.stack[ply].mat;
         let v = self.eval.evaluate(board, &mat);
         self.exits[Tier::Full as usize] += 1;
-        #[cfg(feature = "calibration")]
-        if let Some(r) = self.recorder.as_deref_mut() {
-            let out = EvalOutcome {
-                score: v,
-                tier: Tier::Full,
-                tier_score: v,
-            };
-            r.observe(board, &mat, -INFINITE, INFINITE, &out, &mut self.eval);
-        }
+        let out = EvalOutcome {
+            score: v,
+            tier: Tier::Full,
+            tier_score: v,
+        };
+        self.probe
+            .observe_eval(board, &mat, -INFINITE, INFINITE, &out, &mut self.eval);
         v
     }
 
@@ -264,10 +300,8 @@ impl Worker {
         let mat = self.stack[ply].mat;
         let out = self.eval.bounded(board, &mat, alpha, beta, margins);
         self.exits[out.tier as usize] += 1;
-        #[cfg(feature = "calibration")]
-        if let Some(r) = self.recorder.as_deref_mut() {
-            r.observe(board, &mat, alpha, beta, &out, &mut self.eval);
-        }
+        self.probe
+            .observe_eval(board, &mat, alpha, beta, &out, &mut self.eval);
         out
     }
 
@@ -337,18 +371,11 @@ impl Worker {
         [a, b]
     }
 
-    // ----- Calibration probes (no-ops without the `calibration` feature) ------------------
+    // ----- Calibration probes (compiled away for `NoProbe`) ------------------------------
 
     #[inline(always)]
     fn probe_mode(&self) -> Option<ProbeMode> {
-        #[cfg(feature = "calibration")]
-        {
-            self.probe.as_deref().map(|p| p.mode)
-        }
-        #[cfg(not(feature = "calibration"))]
-        {
-            None
-        }
+        self.probe.mode()
     }
 
     /// Is `m` being calibrated ("search anyway": it must not prune, only record)?
@@ -357,14 +384,9 @@ impl Worker {
         matches!(self.probe_mode(), Some(ProbeMode::Surprise(x)) if x == m)
     }
 
-    #[inline]
+    #[inline(always)]
     fn probe_record(&mut self, cell: usize, event: bool) {
-        #[cfg(feature = "calibration")]
-        if let Some(p) = self.probe.as_deref_mut() {
-            p.record(cell, event);
-        }
-        #[cfg(not(feature = "calibration"))]
-        let _ = (cell, event);
+        self.probe.record(cell, event);
     }
 
     /// Record a node-level probe with the node's result (`value`, window `alpha0..beta`).

@@ -5,7 +5,7 @@
 use super::params::*;
 use super::time::{Limits, TimeManager};
 use super::tt::Tt;
-use super::{RootLine, SharedCtx, Worker, uci_score};
+use super::{Probe, RootLine, SharedCtx, Worker, uci_score};
 use crate::board::{Move, NULL_MOVE, Position, legal_moves, move_to_uci_with};
 use crate::eval::LazyMargins;
 use std::sync::Arc;
@@ -94,11 +94,11 @@ pub fn exit_breakdown(exits: &[u64; 3]) -> String {
 /// Run a search with `workers.len()` threads (the calling thread is the main one).
 /// Returns when the limits are reached or `stop` is set; in `infinite` mode it keeps the
 /// answer until `stop` arrives, as UCI requires.
-pub fn search(
+pub fn search<P: Probe + Send>(
     pos: &Position,
     limits: &Limits,
     opts: &SearchOptions,
-    workers: &mut [Worker],
+    workers: &mut [Worker<P>],
     tt: &Tt,
     stop: &AtomicBool,
 ) -> SearchResult {
@@ -151,13 +151,13 @@ pub fn search(
     result
 }
 
-fn publish(w: &Worker, ctx: &SharedCtx) {
+fn publish<P: Probe>(w: &Worker<P>, ctx: &SharedCtx) {
     ctx.nodes[w.id].store(w.nodes, Relaxed);
 }
 
 /// Iterative deepening on one thread.
-fn iterate(
-    w: &mut Worker,
+fn iterate<P: Probe>(
+    w: &mut Worker<P>,
     ctx: &SharedCtx,
     pos: &Position,
     limits: &Limits,

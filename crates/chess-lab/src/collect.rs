@@ -24,16 +24,16 @@
 
 use super::calibrate::RunOpts;
 use super::pool::{PoolPosition, PoolSearch, read_pool, search_pool};
-use crate::probe::{CellCount, PositionCells, Probe, totals};
-use crate::search::Worker;
-use crate::search::params::{RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH};
-use crate::search::prune::{
+use crate::probe::{CellCount, CellProbe, PositionCells, totals};
+use chess::search::Worker;
+use chess::search::params::{RFP_IMPROVING_BONUS, RFP_MARGIN_PER_DEPTH};
+use chess::search::prune::{
     self, EfpMode, FH_CELLS, FH_MAGIC, GAP_BUCKETS, GAP_EDGES, HUNG_BUCKETS, IMPROVE_BUCKETS,
     LATE_BUCKETS, MATERIAL_BUCKETS, Mechanism, ProbeMode, PruneConfig, PruneTables, RFP_CELLS,
     RFP_GAP_BUCKETS, RFP_GAP_LOWER, RFP_MAGIC, SURPRISE_DEPTH_SLACK, Source, TABLE_DEPTHS, fh_axes,
     rfp_axes, surprise_axes,
 };
-use crate::search::smp::SearchOptions;
+use chess::search::smp::SearchOptions;
 use evidence::Wilson;
 use evidence::clustered::{ClusterBootstrapConfig, ClusterEntry, ClusteredRate, clustered_rates};
 use serde::Serialize;
@@ -221,27 +221,20 @@ pub fn run_probe(
         positions,
         &how,
         || {
-            let mut w = Worker::new(0);
-            w.probe = Some(Box::new(Probe::new(mode)));
+            let w = Worker::with_probe(0, CellProbe::new(mode));
             let folded = vec![CellCount::default(); crate::probe::cells_of(mode)];
             (w, (Vec::new(), folded))
         },
-        |w, i, p| {
-            if let Some(pr) = w.probe.as_deref_mut() {
-                pr.begin(i, p.line);
-            }
-        },
+        |w, i, p| w.probe.begin(i, p.line),
         |w, (mine, folded): &mut (Vec<PositionCells>, Vec<CellCount>), nodes| {
-            if let Some(pr) = w.probe.as_deref_mut() {
-                let rec = pr.finish(nodes);
-                if keep_positions {
-                    mine.push(rec);
-                } else {
-                    // Tables need only the totals: fold, keep memory flat.
-                    for (c, v) in rec.cells {
-                        folded[c as usize].n += v.n;
-                        folded[c as usize].k += v.k;
-                    }
+            let rec = w.probe.finish(nodes);
+            if keep_positions {
+                mine.push(rec);
+            } else {
+                // Tables need only the totals: fold, keep memory flat.
+                for (c, v) in rec.cells {
+                    folded[c as usize].n += v.n;
+                    folded[c as usize].k += v.k;
                 }
             }
         },
@@ -639,7 +632,7 @@ fn collect_rfp(o: &CollectRfpOpts) -> Result<(), CollectError> {
 }
 
 impl CollectArgs {
-    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
+    pub fn run(&self) -> Result<ExitCode, crate::LabError> {
         match &self.cmd {
             CollectCmd::Fh(o) => collect_fh(o)?,
             CollectCmd::Rfp(o) => collect_rfp(o)?,
@@ -964,7 +957,7 @@ fn surprise_one(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::prune::SURPRISE_CELLS;
+    use chess::search::prune::SURPRISE_CELLS;
 
     fn cc(n: u64, k: u64) -> CellCount {
         CellCount { n, k }

@@ -91,7 +91,7 @@ fn actuary_bench_is_read_by_openbench() {
     let nps: u64 = words[3].parse().unwrap();
     assert_eq!(openbench_parse(&text), (Some(nodes), Some(nps)));
     assert!(nodes > 1_000_000 && nps > 0, "{last}");
-    // the OpenBench build: `make EXE=...` builds the release binary and copies it there
+    // the OpenBench build: `make EXE=...` builds the engine alone and copies it there
     let mf = Command::new("make")
         .args([
             "-n",
@@ -103,8 +103,66 @@ fn actuary_bench_is_read_by_openbench() {
         .expect("make");
     let plan = String::from_utf8_lossy(&mf.stdout);
     assert!(
-        plan.contains("cargo build --release -p chess --bin actuary"),
+        plan.contains("cargo build --release -p actuary --no-default-features"),
         "{plan}"
     );
     assert!(plan.contains("/tmp/actuary-ob"), "{plan}");
+}
+
+/// The packages a build of `package` (with `args`) links, from `cargo tree`.
+fn linked(package: &str, args: &[&str]) -> Vec<String> {
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "-p",
+            package,
+        ])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cargo tree");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn the_engine_build_links_none_of_the_laboratory() {
+    // The engine crate: the board library and error derives, nothing for measuring.
+    let engine = linked("chess", &[]);
+    for lab in [
+        "chess-lab",
+        "evidence",
+        "serde",
+        "indicatif",
+        "anyhow",
+        "clap",
+    ] {
+        assert!(
+            !engine.iter().any(|p| p == lab),
+            "chess links {lab}: {engine:?}"
+        );
+    }
+    assert!(engine.iter().any(|p| p == "cozy-chess"), "{engine:?}");
+    // OpenBench's build of the binary: no laboratory either.
+    let openbench = linked("actuary", &["--no-default-features"]);
+    for lab in ["chess-lab", "evidence", "serde", "indicatif"] {
+        assert!(
+            !openbench.iter().any(|p| p == lab),
+            "the OpenBench build links {lab}: {openbench:?}"
+        );
+    }
+    // The default build has the laboratory.
+    assert!(linked("actuary", &[]).iter().any(|p| p == "chess-lab"));
 }

@@ -1,7 +1,7 @@
 //! Calibration instrumentation of lazy evaluation (issue 13): a [`Recorder`] a search worker
 //! carries only while `actuary calibrate` runs. At every evaluation call it records
 //!
-//! * the per-side terms each cheap tier missed ([`crate::eval::side_terms`]) into raw
+//! * the per-side terms each cheap tier missed ([`chess::eval::side_terms`]) into raw
 //!   histograms by bucket (`residual`);
 //! * at every early exit, whether the full evaluation lands on the other side of the bound
 //!   (`marginsafety`), per material bucket and per per-side bucket pair;
@@ -13,8 +13,8 @@
 //! The whole module, and the hook in the search, exist only with the `calibration` cargo
 //! feature (on by default); without it the engine is the same minus this code.
 
-use crate::board::{Board, Color};
-use crate::eval::{EvalOutcome, Evaluator, Material, Tier, side_bucket, side_terms};
+use chess::board::{Board, Color};
+use chess::eval::{EvalOutcome, Evaluator, Material, Tier, side_bucket, side_terms};
 use evidence::Histogram;
 use std::collections::BTreeMap;
 
@@ -249,6 +249,22 @@ pub struct Totals {
     pub exits: [[u64; 3]; 8],
     pub nodes: u64,
     pub positions: usize,
+}
+
+/// The lazy-evaluation calibration hooks into the search through its evaluation calls.
+impl chess::search::Probe for Recorder {
+    #[inline]
+    fn observe_eval(
+        &mut self,
+        board: &Board,
+        mat: &Material,
+        alpha: i32,
+        beta: i32,
+        out: &EvalOutcome,
+        eval: &mut Evaluator,
+    ) {
+        self.observe(board, mat, alpha, beta, out, eval);
+    }
 }
 
 impl Totals {

@@ -1,14 +1,17 @@
 //! `actuary`: a UCI chess engine. With no subcommand it speaks UCI on stdin/stdout (what
-//! GUIs, cutechess, fastchess and OpenBench expect); the subcommands are the tools in
-//! `chess::tools` (`actuary --help` lists them, `actuary <tool> --help` documents each).
+//! GUIs, cutechess, fastchess and OpenBench expect); the subcommands are the engine's own
+//! tools and, in the default build, the laboratory's (`actuary --help` lists them, `actuary
+//! <tool> --help` documents each). `cargo build -p actuary --no-default-features` (what the
+//! OpenBench `make` runs) builds the engine alone.
 #![forbid(unsafe_code)]
+
+mod tools;
 
 use std::process::ExitCode;
 
 use anyhow::Context;
-use chess::tools::Tool;
-use chess::uci::Engine;
 use clap::{CommandFactory, FromArgMatches, Parser};
+use tools::Tool;
 
 /// actuary: a UCI chess engine whose risky shortcuts are priced by measured tables.
 ///
@@ -27,7 +30,7 @@ fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match &cli.tool {
         None => {
-            Engine::new().run_stdin();
+            chess::run();
             Ok(ExitCode::SUCCESS)
         }
         Some(tool) => {

@@ -6,54 +6,8 @@ use crate::search::Worker;
 use crate::search::smp::{SearchOptions, search};
 use crate::search::time::Limits;
 use crate::search::tt::Tt;
-use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
-
-/// `actuary suite <FILE> [--depth N | --nodes N | --movetime MS] [--hash MB] [--verbose]`.
-#[derive(Debug, clap::Args)]
-pub struct SuiteArgs {
-    /// EPD file: positions with `bm` (best move) or `am` (avoid move) operations; STS files
-    /// also carry `c8`/`c9` points, which are scored.
-    pub file: PathBuf,
-    /// Search every position to this depth.
-    #[arg(long, group = "limit", value_parser = clap::value_parser!(i32).range(1..))]
-    pub depth: Option<i32>,
-    /// Search every position for this many nodes.
-    #[arg(long, group = "limit", value_parser = clap::value_parser!(u64).range(1..))]
-    pub nodes: Option<u64>,
-    /// Search every position for this many milliseconds [default when no limit is given: 1000].
-    #[arg(long, value_name = "MS", group = "limit", value_parser = clap::value_parser!(u64).range(1..))]
-    pub movetime: Option<u64>,
-    /// Transposition table size in MB (cleared before every position).
-    #[arg(long, value_name = "MB", default_value_t = 64,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=crate::uci::HASH_MAX as u64))]
-    pub hash: usize,
-    /// One line per position on stderr as the suite runs.
-    #[arg(long)]
-    pub verbose: bool,
-}
-
-impl SuiteArgs {
-    /// The limit these arguments ask for.
-    pub fn limit(&self) -> SuiteLimit {
-        match (self.depth, self.nodes, self.movetime) {
-            (Some(d), _, _) => SuiteLimit::Depth(d),
-            (_, Some(n), _) => SuiteLimit::Nodes(n),
-            (_, _, Some(ms)) => SuiteLimit::MoveTime(ms),
-            _ => SuiteLimit::MoveTime(1000),
-        }
-    }
-
-    /// Failures, then the totals (see [`print_report`]).
-    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
-        let text = super::read(&self.file)?;
-        let rep = run_suite(&text, self.limit(), self.hash, self.verbose);
-        print_report(&rep);
-        Ok(ExitCode::SUCCESS)
-    }
-}
 
 /// Limit applied to every position.
 #[derive(Clone, Copy, Debug)]

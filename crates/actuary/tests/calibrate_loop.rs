@@ -2,7 +2,7 @@
 //! real binary: residual histograms, percentiles, tables, margin safety, exit rate, the
 //! `--target-exceeded` iteration, and the generated table file read back by the engine
 //! (`bench --tables`, UCI `LazyTables`). Bad inputs give one error line naming file and line.
-#![cfg(feature = "calibration")]
+#![cfg(feature = "lab")]
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::Path;

@@ -17,16 +17,16 @@
 //! its shortfall). Lines are written round-robin over the buckets, so any prefix of a pool
 //! (`--limit N` in `calibrate`) is itself stratified.
 
-use crate::board::{
+use chess::board::{
     Board, Position, insufficient_material, is_tactical, legal_moves, parse_epd, parse_fen, to_fen,
 };
-use crate::eval::material_bucket;
-use crate::search::params::MATE_BOUND;
-use crate::search::see::see_ge;
-use crate::search::smp::{SearchOptions, search};
-use crate::search::time::Limits;
-use crate::search::tt::Tt;
-use crate::search::{Worker, has_legal_move};
+use chess::eval::material_bucket;
+use chess::search::params::MATE_BOUND;
+use chess::search::see::see_ge;
+use chess::search::smp::{SearchOptions, search};
+use chess::search::time::Limits;
+use chess::search::tt::Tt;
+use chess::search::{Probe, Worker, has_legal_move};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write as _;
@@ -156,7 +156,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PoolError + '_ {
 }
 
 impl PoolArgs {
-    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
+    pub fn run(&self) -> Result<ExitCode, crate::LabError> {
         match &self.cmd {
             PoolCmd::Build(a) => {
                 let start = Instant::now();
@@ -224,12 +224,12 @@ pub const ADJUDICATE_PLIES: u32 = 8;
 
 /// Is this position quiet enough for calibration: not in check, the engine's chosen move is
 /// quiet, and no capture wins material by SEE?
-pub fn is_quiet(board: &Board, best: crate::board::Move) -> bool {
+pub fn is_quiet(board: &Board, best: chess::board::Move) -> bool {
     board.checkers().is_empty()
         && !is_tactical(board, best)
         && !legal_moves(board)
             .into_iter()
-            .any(|m| crate::board::is_capture(board, m) && see_ge(board, m, 1))
+            .any(|m| chess::board::is_capture(board, m) && see_ge(board, m, 1))
 }
 
 /// How a self-play game ended.
@@ -253,7 +253,7 @@ pub fn self_play(
     nodes: u64,
     worker: &mut Worker,
     tt: &Tt,
-    mut on_move: impl FnMut(&Board, crate::board::Move, i32, u32),
+    mut on_move: impl FnMut(&Board, chess::board::Move, i32, u32),
 ) -> GameEnd {
     let mut pos = start.clone();
     worker.clear();
@@ -270,7 +270,7 @@ pub fn self_play(
     let mut plies = 0;
     while plies < MAX_GAME_PLIES {
         let b = &pos.board;
-        let white = b.side_to_move() == crate::board::Color::White;
+        let white = b.side_to_move() == chess::board::Color::White;
         if !has_legal_move(b) {
             if b.checkers().is_empty() {
                 reason = "stalemate";
@@ -510,13 +510,13 @@ pub struct PoolSearch<'a> {
 /// `threads`). Each thread gets a worker and a state from `init`; `each(worker, state, index,
 /// position, nodes)` runs after every search (and `begin` before it). Returns every thread's
 /// worker and state, and the total nodes.
-pub fn search_pool<S: Send>(
+pub fn search_pool<P: Probe + Send, S: Send>(
     positions: &[PoolPosition],
     how: &PoolSearch,
-    init: impl Fn() -> (Worker, S) + Sync,
-    begin: impl Fn(&mut Worker, usize, &PoolPosition) + Sync,
-    each: impl Fn(&mut Worker, &mut S, u64) + Sync,
-) -> (Vec<(Worker, S)>, u64) {
+    init: impl Fn() -> (Worker<P>, S) + Sync,
+    begin: impl Fn(&mut Worker<P>, usize, &PoolPosition) + Sync,
+    each: impl Fn(&mut Worker<P>, &mut S, u64) + Sync,
+) -> (Vec<(Worker<P>, S)>, u64) {
     let bar = if how.progress {
         progress(positions.len() as u64, "positions")
     } else {
@@ -543,7 +543,7 @@ pub fn search_pool<S: Send>(
                     tt.clear();
                     stop.store(false, Relaxed);
                     begin(&mut worker, i, p);
-                    let pos = crate::board::Position {
+                    let pos = chess::board::Position {
                         board: p.board.clone(),
                         history: Vec::new(),
                     };
@@ -902,12 +902,12 @@ mod tests {
     fn quiet_filter() {
         // The knight on e5 hangs to the pawn on d6.
         let b = parse_fen("4k3/8/3p4/4N3/8/8/8/4K3 b - - 0 1").unwrap();
-        let take = crate::board::uci_to_move(&b, "d6e5").unwrap();
-        let quiet = crate::board::uci_to_move(&b, "e8e7").unwrap();
+        let take = chess::board::uci_to_move(&b, "d6e5").unwrap();
+        let quiet = chess::board::uci_to_move(&b, "e8e7").unwrap();
         assert!(!is_quiet(&b, quiet), "a capture wins a knight");
         assert!(!is_quiet(&b, take));
         let b = parse_fen("4k3/8/8/8/8/8/3P4/4K3 w - - 0 1").unwrap();
-        let mv = crate::board::uci_to_move(&b, "d2d4").unwrap();
+        let mv = chess::board::uci_to_move(&b, "d2d4").unwrap();
         assert!(is_quiet(&b, mv));
     }
 

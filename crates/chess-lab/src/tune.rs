@@ -18,12 +18,12 @@
 //! has not improved for `--patience` epochs. The run's state (weights, Adam moments, history)
 //! is saved every 10 epochs next to `--out`, so `--resume` continues it.
 
-use crate::board::{Board, Color, Piece, parse_epd, parse_fen};
-use crate::eval::params::{self, COUNT, NAMES, VALUES};
-use crate::eval::pst::PHASE_MAX;
-use crate::eval::trace::trace_tiers;
-use crate::eval::{S, army_scaler, material_bucket};
-use crate::tools::pool::PoolError;
+use crate::pool::PoolError;
+use chess::board::{Board, Color, Piece, parse_epd, parse_fen};
+use chess::eval::params::{self, COUNT, NAMES, VALUES};
+use chess::eval::pst::PHASE_MAX;
+use chess::eval::trace::trace_tiers;
+use chess::eval::{S, army_scaler, material_bucket};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -315,7 +315,7 @@ impl Dataset {
         self.n0.push(counts[0]);
         self.n1.push(counts[1]);
         self.fixed.push(tiers[2].fixed);
-        let m = crate::eval::Material::from_board(b);
+        let m = chess::eval::Material::from_board(b);
         self.rho.push(m.phase() as f32 / PHASE_MAX as f32);
         // The engine's taper: without pawns, a stronger side up by a minor piece or less
         // gets a quarter.
@@ -738,7 +738,7 @@ impl TuneArgs {
         )
     }
 
-    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
+    pub fn run(&self) -> Result<ExitCode, crate::LabError> {
         let summary = tune(self)?;
         eprintln!("{summary}");
         Ok(ExitCode::SUCCESS)
@@ -965,7 +965,7 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::trace::{linear_eval, trace};
+    use chess::eval::trace::{linear_eval, trace};
 
     #[test]
     fn data_lines_parse_and_bad_ones_say_why() {

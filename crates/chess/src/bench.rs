@@ -6,63 +6,15 @@ use crate::board::Position;
 use crate::eval::LazyMargins;
 use crate::search::Worker;
 use crate::search::prune::PruneConfig;
-use crate::search::smp::{SearchOptions, exit_breakdown, search};
+use crate::search::smp::{SearchOptions, search};
 use crate::search::time::Limits;
 use crate::search::tt::Tt;
-use clap::builder::TypedValueParser;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 pub const DEFAULT_BENCH_DEPTH: i32 = 15;
 pub const BENCH_HASH_MB: usize = 16;
-
-/// `actuary bench [DEPTH] [--lazy-eval [--tables FILE]] [--set SWITCHES] [--hash-ways N]`.
-#[derive(Debug, clap::Args)]
-pub struct BenchArgs {
-    /// Search depth for every position (the signature is defined at the default).
-    #[arg(default_value_t = DEFAULT_BENCH_DEPTH, value_parser = clap::value_parser!(i32).range(1..))]
-    pub depth: i32,
-    /// Research flag: search with lazy evaluation exits (UCI `LazyEval true`). The signature
-    /// is defined with them off.
-    #[arg(long)]
-    pub lazy_eval: bool,
-    /// Margin tables for --lazy-eval [default: the tables built into the engine].
-    #[arg(long, value_name = "FILE", requires = "lazy_eval")]
-    pub tables: Option<std::path::PathBuf>,
-    /// Research flag: pruning switches `name=value[,...]` (the UCI `prune.*` options without
-    /// the prefix, e.g. `gate=classic,lmp=table`). The signature is defined without them.
-    #[arg(long, value_name = "SWITCHES", default_value = "")]
-    pub set: String,
-    /// Research flag: slots per hash bucket, 1, 2 or 4 (UCI `HashWays`). The signature is
-    /// defined with 1.
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::builder::PossibleValuesParser::new(["1", "2", "4"])
-              .map(|s| s.parse::<usize>().expect("listed values are numbers")))]
-    pub hash_ways: usize,
-}
-
-impl BenchArgs {
-    /// One line per position, then the evaluation exit breakdown, then
-    /// `Bench: <nodes> nodes <nps> nps` (OpenBench parses the last line).
-    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
-        let lazy = if self.lazy_eval {
-            Some(Arc::new(match &self.tables {
-                Some(p) => LazyMargins::load(p)?,
-                None => (*LazyMargins::embedded()).clone(),
-            }))
-        } else {
-            None
-        };
-        let mut prune = PruneConfig::default();
-        prune.set_all(&self.set).map_err(super::ToolError::Switch)?;
-        let r = run_bench_with(self.depth, true, lazy, prune, self.hash_ways)?;
-        println!("Eval exits: {}", exit_breakdown(&r.exits));
-        println!("Bench: {} nodes {} nps", r.nodes, r.nps);
-        Ok(ExitCode::SUCCESS)
-    }
-}
 
 /// Opening, middlegame (WAC/STS positions — facts, not code) and endgame positions.
 pub const BENCH_FENS: &[&str] = &[

@@ -22,11 +22,11 @@
 //! only the order of the games does. Duplicates across games are left in the file and
 //! dropped by `actuary tune` when it loads the data.
 
-use crate::board::{Position, legal_moves, to_fen};
-use crate::search::Worker;
-use crate::search::params::MATE_BOUND;
-use crate::search::tt::Tt;
-use crate::tools::pool::{PoolError, SplitMix, is_quiet, progress, read_positions, self_play};
+use crate::pool::{PoolError, SplitMix, is_quiet, progress, read_positions, self_play};
+use chess::board::{Position, legal_moves, to_fen};
+use chess::search::Worker;
+use chess::search::params::MATE_BOUND;
+use chess::search::tt::Tt;
 use std::collections::{BTreeSet, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -110,7 +110,7 @@ impl DatagenArgs {
         )
     }
 
-    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
+    pub fn run(&self) -> Result<ExitCode, crate::LabError> {
         let t0 = Instant::now();
         let (games, positions) = generate(self)?;
         let secs = t0.elapsed().as_secs_f64();
@@ -221,7 +221,7 @@ fn game_block(
     let mut lines: Vec<(String, i32)> = Vec::new();
     let end = self_play(start, a.nodes, worker, tt, |b, best, score, _| {
         if score.abs() < MATE_BOUND && is_quiet(b, best) && seen.insert(b.hash()) {
-            let white = if b.side_to_move() == crate::board::Color::White {
+            let white = if b.side_to_move() == chess::board::Color::White {
                 score
             } else {
                 -score
@@ -249,7 +249,7 @@ fn game_block(
 
 /// The start of game `game`: its book line and `random_plies` seeded random moves (fewer if
 /// the game would end).
-fn opening(book: &[crate::board::Board], perm: &[usize], game: u32, a: &DatagenArgs) -> Position {
+fn opening(book: &[chess::board::Board], perm: &[usize], game: u32, a: &DatagenArgs) -> Position {
     let mut pos = Position {
         board: book[perm[game as usize % perm.len()]].clone(),
         history: Vec::new(),
@@ -263,7 +263,7 @@ fn opening(book: &[crate::board::Board], perm: &[usize], game: u32, a: &DatagenA
             .filter(|&m| {
                 let mut b = pos.board.clone();
                 b.play_unchecked(m);
-                crate::search::has_legal_move(&b)
+                chess::search::has_legal_move(&b)
             })
             .collect();
         if playable.is_empty() {
@@ -419,7 +419,7 @@ mod tests {
             for l in b.lines().filter(|l| !l.starts_with('#')) {
                 let f: Vec<&str> = l.split(" | ").collect();
                 assert_eq!(f.len(), 3, "{l}");
-                let board = crate::board::parse_fen(f[0]).unwrap();
+                let board = chess::board::parse_fen(f[0]).unwrap();
                 assert!(board.checkers().is_empty(), "{l}");
                 f[1].parse::<i32>().unwrap();
                 assert!(["1.0", "0.5", "0.0"].contains(&f[2]), "{l}");

@@ -17,11 +17,11 @@ use super::pool::{PoolPosition, PoolSearch, read_pool, search_pool};
 use crate::calib::{
     Count, Kind, PositionRecord, Recorder, ResidualFile, ResultsError, Totals, positions_text,
 };
-use crate::eval::LazyMargins;
-use crate::eval::lazy::TablesError;
-use crate::search::Worker;
-use crate::search::params::QS_FUTILITY_MARGIN;
-use crate::search::smp::SearchOptions;
+use chess::eval::LazyMargins;
+use chess::eval::lazy::TablesError;
+use chess::search::Worker;
+use chess::search::params::QS_FUTILITY_MARGIN;
+use chess::search::smp::SearchOptions;
 use evidence::Wilson;
 use evidence::clustered::{ClusterBootstrapConfig, ClusterEntry, ClusteredRate, clustered_rates};
 use serde::Serialize;
@@ -264,7 +264,7 @@ fn write(path: &Path, text: &str) -> Result<(), CalibError> {
 }
 
 impl CalibrateArgs {
-    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
+    pub fn run(&self) -> Result<ExitCode, crate::LabError> {
         match &self.cmd {
             CalibrateCmd::Residual(a) => residual_cmd(a)?,
             CalibrateCmd::Percentiles(a) => percentiles_cmd(a)?,
@@ -320,31 +320,17 @@ pub fn run_pool(positions: &[PoolPosition], cfg: &RunConfig) -> RunResult {
         positions,
         &how,
         || {
-            let mut w = Worker::new(0);
-            w.recorder = Some(Box::new(Recorder::new(
-                cfg.residual,
-                cfg.per_position_samples,
-            )));
+            let w = Worker::with_probe(0, Recorder::new(cfg.residual, cfg.per_position_samples));
             (w, Vec::new())
         },
-        |w, i, p| {
-            if let Some(r) = w.recorder.as_deref_mut() {
-                r.begin(i, p.line);
-            }
-        },
-        |w, mine: &mut Vec<PositionRecord>, nodes| {
-            if let Some(r) = w.recorder.as_deref_mut() {
-                mine.push(r.finish(nodes));
-            }
-        },
+        |w, i, p| w.probe.begin(i, p.line),
+        |w, mine: &mut Vec<PositionRecord>, nodes| mine.push(w.probe.finish(nodes)),
     );
     let mut totals = Totals::new();
     let mut records = Vec::with_capacity(positions.len());
-    for (mut w, mine) in done {
-        if let Some(r) = w.recorder.take()
-            && cfg.residual
-        {
-            totals.merge_histograms(&r.hist);
+    for (w, mine) in done {
+        if cfg.residual {
+            totals.merge_histograms(&w.probe.hist);
         }
         records.extend(mine);
     }

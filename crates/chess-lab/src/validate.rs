@@ -8,7 +8,7 @@
 //! `info string prune ...` counters. `--save-baseline NAME` keeps the baseline's results so
 //! the next change is compared without re-running it.
 
-use crate::board::{Position, parse_epd, parse_san, uci_to_move};
+use chess::board::{Position, parse_epd, parse_san, uci_to_move};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -383,13 +383,13 @@ fn read_suite(path: &Path, limit: Option<u64>) -> Result<Vec<Item>, ValidateErro
                 .iter()
                 .map(|san| {
                     parse_san(&pos.board, san)
-                        .map(|m| crate::board::move_to_uci(&pos.board, m))
+                        .map(|m| chess::board::move_to_uci(&pos.board, m))
                         .map_err(|e| err(format!("{op} '{san}': {e}")))
                 })
                 .collect()
         };
         out.push(Item {
-            fen: crate::board::to_fen(&epd.board),
+            fen: chess::board::to_fen(&epd.board),
             id: epd.id(),
             bm: moves("bm")?,
             am: moves("am")?,
@@ -435,7 +435,7 @@ fn run_side(
                     history: Vec::new(),
                 };
                 let canon = uci_to_move(&played.board, &r.best)
-                    .map(|m| crate::board::move_to_uci(&played.board, m))
+                    .map(|m| chess::board::move_to_uci(&played.board, m))
                     .unwrap_or_else(|_| r.best.clone());
                 r.solved =
                     Some((it.bm.is_empty() || it.bm.contains(&canon)) && !it.am.contains(&canon));
@@ -532,7 +532,7 @@ pub fn comparison_text(base: &[SuiteResult], cand: &[SuiteResult]) -> String {
 }
 
 impl ValidateArgs {
-    pub fn run(&self) -> Result<ExitCode, super::ToolError> {
+    pub fn run(&self) -> Result<ExitCode, crate::LabError> {
         Ok(self.validate()?)
     }
 

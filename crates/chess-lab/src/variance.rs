@@ -13,9 +13,9 @@
 //! disagreement (one point per mechanism and bucket).
 
 use super::pool::read_pool;
-use crate::board::{Board, Move, is_tactical};
-use crate::eval::{Tier, eval_tier, material_bucket};
-use crate::search::prune::MATERIAL_BUCKETS;
+use chess::board::{Board, Move, is_tactical};
+use chess::eval::{Tier, eval_tier, material_bucket};
+use chess::search::prune::MATERIAL_BUCKETS;
 use evidence::figure::{Frame, text};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -238,7 +238,7 @@ impl VarianceArgs {
         let mut rows = bucket_noise(&boards);
         let mut mechanisms = Vec::new();
         if let Some(dir) = &self.surprise {
-            for m in crate::search::prune::Mechanism::ALL {
+            for m in chess::search::prune::Mechanism::ALL {
                 let path = dir.join(format!("{}.json", m.name()));
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;

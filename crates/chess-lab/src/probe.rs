@@ -1,10 +1,11 @@
 //! Pruning calibration probes (issue 14): what a search worker records while `actuary
 //! collect` or `actuary calibrate surprise` runs. The search decides *where* a probe fires and
-//! whether its event happened ([`crate::search::prune::ProbeMode`]); this module only counts,
+//! whether its event happened ([`chess::search::prune::ProbeMode`]); this module only counts,
 //! per cell and per pool position, so every rate can be bounded by Wilson (nodes as draws)
 //! and by the position-clustered bootstrap (positions as draws: one tree is one cluster).
 
-use crate::search::prune::{FH_CELLS, ProbeMode, RFP_CELLS, SURPRISE_CELLS};
+use chess::search::Probe;
+use chess::search::prune::{FH_CELLS, ProbeMode, RFP_CELLS, SURPRISE_CELLS};
 
 /// Counts of one cell: trials and events.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -22,9 +23,9 @@ pub struct PositionCells {
     pub cells: Vec<(u32, CellCount)>,
 }
 
-/// The recorder a worker carries during a calibration run.
+/// The recorder a worker carries during a pruning calibration run.
 #[derive(Clone, Debug)]
-pub struct Probe {
+pub struct CellProbe {
     pub mode: ProbeMode,
     current: Vec<CellCount>,
     touched: Vec<u32>,
@@ -41,7 +42,7 @@ pub fn cells_of(mode: ProbeMode) -> usize {
     }
 }
 
-impl Probe {
+impl CellProbe {
     pub fn new(mode: ProbeMode) -> Self {
         Self {
             mode,
@@ -88,6 +89,17 @@ impl Probe {
     }
 }
 
+impl Probe for CellProbe {
+    #[inline]
+    fn mode(&self) -> Option<ProbeMode> {
+        Some(self.mode)
+    }
+    #[inline]
+    fn record(&mut self, cell: usize, event: bool) {
+        CellProbe::record(self, cell, event);
+    }
+}
+
 /// Pool totals per cell.
 pub fn totals(records: &[PositionCells], cells: usize) -> Vec<CellCount> {
     let mut t = vec![CellCount::default(); cells];
@@ -103,11 +115,11 @@ pub fn totals(records: &[PositionCells], cells: usize) -> Vec<CellCount> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::prune::Mechanism;
+    use chess::search::prune::Mechanism;
 
     #[test]
     fn records_per_position_and_resets() {
-        let mut p = Probe::new(ProbeMode::Surprise(Mechanism::Rfp));
+        let mut p = CellProbe::new(ProbeMode::Surprise(Mechanism::Rfp));
         p.begin(3, 10);
         p.record(5, true);
         p.record(5, false);

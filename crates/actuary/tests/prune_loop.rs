@@ -2,7 +2,7 @@
 //! both tables, read them back into the engine (library loader and UCI options), a surprise
 //! report for every mechanism, `validate` of two configurations, and one-line errors for bad
 //! input (unknown mechanism or switch, malformed pool line, foreign table file).
-#![cfg(feature = "calibration")]
+#![cfg(feature = "lab")]
 
 use chess::search::prune::{PruneTables, fh_cell};
 use std::io::Write as _;

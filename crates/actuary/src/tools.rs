@@ -1,0 +1,220 @@
+//! The engine's own subcommands (`bench`, `perft`, `perft-suite`, `suite`): their
+//! arguments and output; the work is in the `chess` library. With the `lab` feature the
+//! laboratory's subcommands (`chess_lab::LabCommand`) join them.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use chess::bench::{DEFAULT_BENCH_DEPTH, run_bench_with};
+use chess::board::Board;
+use chess::eval::LazyMargins;
+use chess::perft::{perft_divide_with, run_perft_suite};
+use chess::search::prune::PruneConfig;
+use chess::search::smp::exit_breakdown;
+use chess::suite::{SuiteLimit, print_report, run_suite};
+use clap::builder::TypedValueParser;
+
+/// The `actuary` subcommands (UCI when none is given).
+#[derive(Debug, clap::Subcommand)]
+pub enum Tool {
+    /// Search the fixed bench positions to a fixed depth; the last line is
+    /// "Bench: <nodes> nodes <nps> nps" (the node count is the build's signature for OpenBench).
+    Bench(BenchArgs),
+    /// Count the leaf nodes of the legal move tree, per root move and in total.
+    Perft(PerftArgs),
+    /// Check every position of a perft suite (`FEN ;D1 n ;D2 n ...`) up to a depth.
+    PerftSuite(PerftSuiteArgs),
+    /// Search every position of an EPD test suite and check its `bm`/`am` moves (and the
+    /// `c8`/`c9` points of STS files).
+    Suite(SuiteArgs),
+    #[cfg(feature = "lab")]
+    #[command(flatten)]
+    Lab(chess_lab::LabCommand),
+}
+
+impl Tool {
+    /// Run the tool; the exit code says whether its checks passed.
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        match self {
+            Tool::Bench(a) => a.run(),
+            Tool::Perft(a) => a.run(),
+            Tool::PerftSuite(a) => a.run(),
+            Tool::Suite(a) => a.run(),
+            #[cfg(feature = "lab")]
+            Tool::Lab(c) => Ok(c.run()?),
+        }
+    }
+}
+
+/// A whole input file, or an error naming it.
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// `actuary bench [DEPTH] [--lazy-eval [--tables FILE]] [--set SWITCHES] [--hash-ways N]`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Search depth for every position (the signature is defined at the default).
+    #[arg(default_value_t = DEFAULT_BENCH_DEPTH, value_parser = clap::value_parser!(i32).range(1..))]
+    pub depth: i32,
+    /// Research flag: search with lazy evaluation exits (UCI `LazyEval true`). The signature
+    /// is defined with them off.
+    #[arg(long)]
+    pub lazy_eval: bool,
+    /// Margin tables for --lazy-eval [default: the tables built into the engine].
+    #[arg(long, value_name = "FILE", requires = "lazy_eval")]
+    pub tables: Option<std::path::PathBuf>,
+    /// Research flag: pruning switches `name=value[,...]` (the UCI `prune.*` options without
+    /// the prefix, e.g. `gate=classic,lmp=table`). The signature is defined without them.
+    #[arg(long, value_name = "SWITCHES", default_value = "")]
+    pub set: String,
+    /// Research flag: slots per hash bucket, 1, 2 or 4 (UCI `HashWays`). The signature is
+    /// defined with 1.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::builder::PossibleValuesParser::new(["1", "2", "4"])
+              .map(|s| s.parse::<usize>().expect("listed values are numbers")))]
+    pub hash_ways: usize,
+}
+
+impl BenchArgs {
+    /// One line per position, then the evaluation exit breakdown, then
+    /// `Bench: <nodes> nodes <nps> nps` (OpenBench parses the last line).
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let lazy = if self.lazy_eval {
+            Some(Arc::new(match &self.tables {
+                Some(p) => LazyMargins::load(p)?,
+                None => (*LazyMargins::embedded()).clone(),
+            }))
+        } else {
+            None
+        };
+        let mut prune = PruneConfig::default();
+        prune
+            .set_all(&self.set)
+            .map_err(|e| anyhow::anyhow!("--set: {e}"))?;
+        let r = run_bench_with(self.depth, true, lazy, prune, self.hash_ways)?;
+        println!("Eval exits: {}", exit_breakdown(&r.exits));
+        println!("Bench: {} nodes {} nps", r.nodes, r.nps);
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// `actuary perft <DEPTH> [FEN...]`.
+#[derive(Debug, clap::Args)]
+pub struct PerftArgs {
+    /// Chess960: read X-FEN/Shredder-FEN castling and print castling moves king-takes-rook
+    /// (as Stockfish does with `UCI_Chess960`).
+    #[arg(long)]
+    pub chess960: bool,
+    /// Depth in plies.
+    pub depth: u32,
+    /// The position as FEN, quoted or not (4 to 6 fields; clocks default to `0 1`); the start
+    /// position when omitted.
+    #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+    pub fen: Vec<String>,
+}
+
+impl PerftArgs {
+    /// `move: count` per root move, then `Nodes searched: <total>` (Stockfish's format).
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let board = if self.fen.is_empty() {
+            Board::default()
+        } else {
+            chess::board::parse_fen_with(&self.fen.join(" "), self.chess960)?
+        };
+        let start = Instant::now();
+        let (lines, total) = perft_divide_with(&board, self.depth, self.chess960);
+        for (m, n) in lines {
+            println!("{m}: {n}");
+        }
+        println!();
+        eprintln!("time {} ms", start.elapsed().as_millis());
+        println!("Nodes searched: {total}");
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// `actuary perft-suite <FILE> [MAX_DEPTH]`.
+#[derive(Debug, clap::Args)]
+pub struct PerftSuiteArgs {
+    /// Perft suite, one `FEN ;D1 n ;D2 n ...` line per position (`#` lines are comments).
+    pub file: PathBuf,
+    /// Check every position at depths 1 to this one.
+    #[arg(default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_depth: u32,
+}
+
+impl PerftSuiteArgs {
+    /// A `FAIL` line per wrong count, then a summary; fails (exit 1) on any wrong count.
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let text = read(&self.file)?;
+        let start = Instant::now();
+        let depth = self.max_depth;
+        let checks = run_perft_suite(&text, depth)?;
+        let bad: Vec<_> = checks.iter().filter(|c| c.got != c.expected).collect();
+        for c in &bad {
+            println!(
+                "FAIL line {} depth {}: expected {} got {} ({})",
+                c.line, c.depth, c.expected, c.got, c.fen
+            );
+        }
+        println!(
+            "perft suite: {}/{} checks correct up to depth {depth} in {} ms",
+            checks.len() - bad.len(),
+            checks.len(),
+            start.elapsed().as_millis()
+        );
+        Ok(if bad.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    }
+}
+
+/// `actuary suite <FILE> [--depth N | --nodes N | --movetime MS] [--hash MB] [--verbose]`.
+#[derive(Debug, clap::Args)]
+pub struct SuiteArgs {
+    /// EPD file: positions with `bm` (best move) or `am` (avoid move) operations; STS files
+    /// also carry `c8`/`c9` points, which are scored.
+    pub file: PathBuf,
+    /// Search every position to this depth.
+    #[arg(long, group = "limit", value_parser = clap::value_parser!(i32).range(1..))]
+    pub depth: Option<i32>,
+    /// Search every position for this many nodes.
+    #[arg(long, group = "limit", value_parser = clap::value_parser!(u64).range(1..))]
+    pub nodes: Option<u64>,
+    /// Search every position for this many milliseconds [default when no limit is given: 1000].
+    #[arg(long, value_name = "MS", group = "limit", value_parser = clap::value_parser!(u64).range(1..))]
+    pub movetime: Option<u64>,
+    /// Transposition table size in MB (cleared before every position).
+    #[arg(long, value_name = "MB", default_value_t = 64,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=chess::uci::HASH_MAX as u64))]
+    pub hash: usize,
+    /// One line per position on stderr as the suite runs.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+impl SuiteArgs {
+    /// The limit these arguments ask for.
+    pub fn limit(&self) -> SuiteLimit {
+        match (self.depth, self.nodes, self.movetime) {
+            (Some(d), _, _) => SuiteLimit::Depth(d),
+            (_, Some(n), _) => SuiteLimit::Nodes(n),
+            (_, _, Some(ms)) => SuiteLimit::MoveTime(ms),
+            _ => SuiteLimit::MoveTime(1000),
+        }
+    }
+
+    /// Failures, then the totals (see [`print_report`]).
+    pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let text = read(&self.file)?;
+        let rep = run_suite(&text, self.limit(), self.hash, self.verbose);
+        print_report(&rep);
+        Ok(ExitCode::SUCCESS)
+    }
+}

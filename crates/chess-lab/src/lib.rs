@@ -1,0 +1,93 @@
+//! actuary's laboratory: everything that measures, calibrates, generates data for or tunes the
+//! chess engine, kept out of the engine crate so that an engine build (OpenBench's `make`)
+//! contains none of it. It drives the search through [`chess::search::Probe`]: the lazy-eval
+//! [`calib::Recorder`] and the pruning [`probe::CellProbe`] are its two implementations.
+//!
+//! One module per `actuary` subcommand (`calibrate`, `collect`, `pool`, `datagen`, `tune`,
+//! `validate`; `calibrate variance` in `variance`), each with its clap arguments, a `run` and
+//! the library functions behind it; [`LabCommand`] lists them for the binary.
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub mod calib;
+pub mod calibrate;
+pub mod collect;
+pub mod corpus;
+pub mod datagen;
+pub mod pool;
+pub mod probe;
+pub mod tune;
+pub mod validate;
+pub mod variance;
+
+/// The laboratory's `actuary` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum LabCommand {
+    /// Build calibration position pools from fixed-node self-play (stratified by material
+    /// bucket, quiet, deduplicated; a calibration pool and a disjoint hold-out pool).
+    Pool(pool::PoolArgs),
+    /// Lazy-evaluation calibration: residual histograms, percentiles, margin tables, margin
+    /// safety (Wilson and position-clustered bootstrap) and exit rates.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Baseline vs candidate (a binary and/or UCI options) on several suites, side by side:
+    /// solved, total nodes, median depth, EBF, time, nps and how often each prune fired.
+    Validate(validate::ValidateArgs),
+    /// Pruning tables: the alpha-side joint fail-high table (`collect fh`) and the beta-side
+    /// RFP table with its margins (`collect rfp`), as generated data files the engine embeds.
+    Collect(collect::CollectArgs),
+    /// Labelled positions for the evaluation tuner: fixed-node self-play from a book plus
+    /// random plies, every quiet position with its search score and the game's result
+    /// (`FEN | score | result`, resumable).
+    Datagen(datagen::DatagenArgs),
+    /// Fit every evaluation weight to game outcomes (Adam on the evaluation's linear trace,
+    /// K fitted first, a hold-out split, an optional penalty on the cheap tiers' residual
+    /// variance); writes a parameter file the engine embeds at build time. Resumable.
+    Tune(tune::TuneArgs),
+}
+
+impl LabCommand {
+    /// Run the command; the exit code says whether its checks passed.
+    pub fn run(&self) -> Result<ExitCode, LabError> {
+        match self {
+            LabCommand::Pool(a) => a.run(),
+            LabCommand::Calibrate(a) => a.run(),
+            LabCommand::Validate(a) => a.run(),
+            LabCommand::Collect(a) => a.run(),
+            LabCommand::Datagen(a) => a.run(),
+            LabCommand::Tune(a) => a.run(),
+        }
+    }
+}
+
+/// Why a laboratory command could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Board(#[from] chess::board::BoardError),
+    #[error(transparent)]
+    Tt(#[from] chess::search::tt::TtError),
+    #[error("--set: {0}")]
+    Switch(String),
+    #[error(transparent)]
+    Pool(#[from] pool::PoolError),
+    #[error(transparent)]
+    Datagen(#[from] datagen::DatagenError),
+    #[error(transparent)]
+    Tune(#[from] tune::TuneError),
+    #[error(transparent)]
+    Validate(#[from] validate::ValidateError),
+    #[error(transparent)]
+    Tables(#[from] chess::eval::lazy::TablesError),
+    #[error(transparent)]
+    Calibrate(#[from] calibrate::CalibError),
+    #[error(transparent)]
+    Collect(#[from] collect::CollectError),
+}
