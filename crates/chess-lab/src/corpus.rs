@@ -804,6 +804,83 @@ pub fn start_fen(board: &Board) -> String {
     to_fen(board)
 }
 
+/// `actuary corpus DIR`: verify every chunk (SHA-256 and record checksums), replay every
+/// game, and count what the loader's filters keep and the hold-out split holds.
+#[derive(Debug, clap::Args)]
+pub struct CorpusArgs {
+    /// The corpus directory (with its manifest.jsonl), e.g. data/chess/selfplay.
+    pub dir: PathBuf,
+    /// Percent of games held out (by a hash of the game id).
+    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
+    pub holdout: f64,
+    /// Skip the first plies of every game.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub skip_plies: u32,
+    /// Keep positions whose side to move is in check.
+    #[arg(long)]
+    pub keep_check: bool,
+    /// Keep positions whose played move is a capture or promotion.
+    #[arg(long)]
+    pub keep_tactical: bool,
+    /// Drop positions whose |score| is at least this (centipawns).
+    #[arg(long, value_name = "CP", default_value_t = 3000)]
+    pub max_score: i32,
+    /// Print the counts as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl CorpusArgs {
+    pub fn loader(&self) -> Loader {
+        Loader {
+            filter: Filter {
+                skip_plies: self.skip_plies,
+                no_check: !self.keep_check,
+                no_tactical: !self.keep_tactical,
+                max_abs_score: self.max_score,
+            },
+            holdout_percent: self.holdout,
+        }
+    }
+
+    pub fn run(&self) -> Result<std::process::ExitCode, crate::LabError> {
+        if !(0.0..=100.0).contains(&self.holdout) {
+            return Err(crate::LabError::Switch(format!(
+                "--holdout {} is not a percentage",
+                self.holdout
+            )));
+        }
+        let c = self.loader().for_each(&self.dir, |_, _| {})?;
+        let manifest = self.dir.join(MANIFEST);
+        let sha = if manifest.exists() {
+            sha256_file(&manifest)?
+        } else {
+            String::new()
+        };
+        if self.json {
+            let mut v = serde_json::to_value(&c).expect("counts serialise");
+            v["manifest_sha256"] = sha.into();
+            println!("{v}");
+        } else {
+            println!(
+                "{}: {} chunks, {} games, {} positions; kept {} (dropped: opening {}, in check {}, tactical {}, decided {}); hold-out {} games, {} positions; manifest sha256 {sha}",
+                self.dir.display(),
+                c.chunks,
+                c.games,
+                c.positions,
+                c.kept,
+                c.opening,
+                c.in_check,
+                c.tactical,
+                c.decided,
+                c.holdout_games,
+                c.holdout_positions
+            );
+        }
+        Ok(std::process::ExitCode::SUCCESS)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,9 @@
 //! only the order of the games does. Duplicates across games are left in the file and
 //! dropped by `actuary tune` when it loads the data.
 
-use crate::pool::{PoolError, SplitMix, is_quiet, progress, read_positions, self_play};
+use crate::pool::{
+    Adjudication, PoolError, SplitMix, is_quiet, progress, read_positions, self_play,
+};
 use chess::board::{Position, legal_moves, to_fen};
 use chess::search::Worker;
 use chess::search::params::MATE_BOUND;
@@ -37,12 +39,15 @@ use std::time::Instant;
 
 const MAGIC: &str = "# actuary datagen v1";
 
-/// `actuary datagen`.
+/// `actuary datagen`: `--corpus DIR` (binary game records in chunks, the self-play corpus)
+/// or `--out FILE` (the `FEN | score | result` text of issue 15).
 #[derive(Debug, clap::Args)]
 pub struct DatagenArgs {
-    /// Number of games: game ids 0..N are played (ids already finished in --out are skipped).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub games: u32,
+    /// Number of games. With --out: game ids 0..N (ids already in the file are skipped);
+    /// with --corpus: N more games after the corpus's largest id [default: until stopped].
+    #[arg(long, value_name = "N", required_unless_present = "corpus",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub games: Option<u32>,
     /// Node budget of every move.
     #[arg(long, value_name = "N", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub nodes: u64,
@@ -51,8 +56,44 @@ pub struct DatagenArgs {
     pub threads: u64,
     /// Output file (`FEN | score | result` lines), appended one game at a time; rerunning
     /// with the same file and settings resumes it.
-    #[arg(long, value_name = "FILE")]
-    pub out: PathBuf,
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "corpus",
+        conflicts_with = "corpus"
+    )]
+    pub out: Option<PathBuf>,
+    /// Corpus directory (e.g. data/chess/selfplay): every position of every game as compact
+    /// binary records, in chunks of at most 48 MB listed with their SHA-256 in
+    /// DIR/manifest.jsonl. A run continues the part being written (or closes it if it was
+    /// made with other settings) and closes it when it ends; one writer at a time.
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+    /// Only close the corpus's part being written (after a killed run) and exit.
+    #[arg(long, requires = "corpus")]
+    pub close: bool,
+    /// Openings (--corpus): `book` lines then random plies, or `startpos` then random plies.
+    #[arg(long, value_name = "FROM", default_value = "book", value_parser = ["book", "startpos"])]
+    pub opening: String,
+    /// An opening whose search scores beyond this many centipawns is drawn again (up to 16
+    /// times; --corpus; 0 keeps every opening).
+    #[arg(long, value_name = "CP", default_value_t = 400, value_parser = clap::value_parser!(i32).range(0..=10_000))]
+    pub opening_max_score: i32,
+    /// Win adjudication (--corpus): a score at or beyond CP for --win-plies plies in a row.
+    #[arg(long, value_name = "CP", default_value_t = 1000, value_parser = clap::value_parser!(i32).range(100..=30_000))]
+    pub win_score: i32,
+    /// Plies of a decided score before a win is adjudicated (--corpus).
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub win_plies: u32,
+    /// Draw adjudication (--corpus): |score| at most CP for --draw-plies plies in a row.
+    #[arg(long, value_name = "CP", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=200))]
+    pub draw_score: i32,
+    /// Plies of a level score before a draw is adjudicated (--corpus; 0: never).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=400))]
+    pub draw_plies: u32,
+    /// No draw adjudication before this ply (--corpus).
+    #[arg(long, value_name = "PLY", default_value_t = 70, value_parser = clap::value_parser!(u32).range(0..=400))]
+    pub draw_after: u32,
     /// Opening book (EPD/FEN per line); game g starts from line perm[g] of a seeded shuffle.
     #[arg(
         long,
@@ -60,9 +101,10 @@ pub struct DatagenArgs {
         default_value = "data/chess/books/2moves_v1.epd"
     )]
     pub book: PathBuf,
-    /// Random legal plies played after the book line (seeded by --seed and the game id).
-    #[arg(long, value_name = "K", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=40))]
-    pub random_plies: u32,
+    /// Random legal plies played after the book line or start position (seeded by --seed
+    /// and the game id) [default: 4 with --out, 8 with --corpus].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=40))]
+    pub random_plies: Option<u32>,
     /// Seed of the opening order and the random plies.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -104,13 +146,29 @@ impl DatagenArgs {
         format!(
             "nodes={} random_plies={} seed={} book={}",
             self.nodes,
-            self.random_plies,
+            self.plies(),
             self.seed,
             self.book.display()
         )
     }
 
+    /// Random plies after the opening, with the mode's default.
+    fn plies(&self) -> u32 {
+        self.random_plies
+            .unwrap_or(if self.corpus.is_some() { 8 } else { 4 })
+    }
+
+    /// The text file (`--out`), which clap requires when there is no corpus.
+    fn out(&self) -> &Path {
+        self.out
+            .as_deref()
+            .expect("clap requires --out without --corpus")
+    }
+
     pub fn run(&self) -> Result<ExitCode, crate::LabError> {
+        if let Some(dir) = &self.corpus {
+            return crate::selfplay::run(self, dir);
+        }
         let t0 = Instant::now();
         let (games, positions) = generate(self)?;
         let secs = t0.elapsed().as_secs_f64();
@@ -219,16 +277,23 @@ fn game_block(
 ) -> (String, usize) {
     let mut seen = HashSet::new();
     let mut lines: Vec<(String, i32)> = Vec::new();
-    let end = self_play(start, a.nodes, worker, tt, |b, best, score, _| {
-        if score.abs() < MATE_BOUND && is_quiet(b, best) && seen.insert(b.hash()) {
-            let white = if b.side_to_move() == chess::board::Color::White {
-                score
-            } else {
-                -score
-            };
-            lines.push((to_fen(b), white));
-        }
-    });
+    let end = self_play(
+        start,
+        a.nodes,
+        &Adjudication::WINS_ONLY,
+        worker,
+        tt,
+        |b, best, score, _| {
+            if score.abs() < MATE_BOUND && is_quiet(b, best) && seen.insert(b.hash()) {
+                let white = if b.side_to_move() == chess::board::Color::White {
+                    score
+                } else {
+                    -score
+                };
+                lines.push((to_fen(b), white));
+            }
+        },
+    );
     let result = match end.white_score {
         1.0 => "1.0",
         0.0 => "0.0",
@@ -255,10 +320,15 @@ fn opening(book: &[chess::board::Board], perm: &[usize], game: u32, a: &DatagenA
         history: Vec::new(),
     };
     let mut rng = SplitMix(a.seed ^ 0xDA7A_6E17 ^ (u64::from(game) + 1).wrapping_mul(0x9E37_79B9));
-    for _ in 0..a.random_plies {
-        let moves = legal_moves(&pos.board);
-        // Stop before a position with no move, so every game has something to play.
-        let playable: Vec<_> = moves
+    random_plies(&mut pos, &mut rng, a.plies());
+    pos
+}
+
+/// Play `n` uniformly random legal moves from `pos`, stopping before a position with no
+/// move (so every game has something to play).
+pub(crate) fn random_plies(pos: &mut Position, rng: &mut SplitMix, n: u32) {
+    for _ in 0..n {
+        let playable: Vec<_> = legal_moves(&pos.board)
             .into_iter()
             .filter(|&m| {
                 let mut b = pos.board.clone();
@@ -271,14 +341,13 @@ fn opening(book: &[chess::board::Board], perm: &[usize], game: u32, a: &DatagenA
         }
         pos.play(playable[rng.below(playable.len())]);
     }
-    pos
 }
 
 /// Play the games missing from `--out`; returns (games played now, positions written now).
 pub fn generate(a: &DatagenArgs) -> Result<(usize, usize), DatagenError> {
     let want = a.settings();
     let book = read_positions(&a.book)?;
-    if let Some(parent) = a.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+    if let Some(parent) = a.out().parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(io_err(parent))?;
     }
     let file = std::fs::OpenOptions::new()
@@ -286,42 +355,42 @@ pub fn generate(a: &DatagenArgs) -> Result<(usize, usize), DatagenError> {
         .truncate(false)
         .read(true)
         .write(true)
-        .open(&a.out)
-        .map_err(io_err(&a.out))?;
-    if !file.metadata().map_err(io_err(&a.out))?.is_file() {
-        return Err(io_err(&a.out)(std::io::Error::other("not a regular file")));
+        .open(a.out())
+        .map_err(io_err(a.out()))?;
+    if !file.metadata().map_err(io_err(a.out()))?.is_file() {
+        return Err(io_err(a.out())(std::io::Error::other("not a regular file")));
     }
     // One writer per file for the whole run: a second datagen on it is refused.
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             return Err(DatagenError::Locked {
-                path: a.out.clone(),
+                path: a.out().to_owned(),
             });
         }
         Err(std::fs::TryLockError::Error(_)) => {} // no locks on this file system
     }
-    let existing = read_existing(&a.out)?;
+    let existing = read_existing(a.out())?;
     if let Some(found) = &existing.settings
         && *found != want
     {
         return Err(DatagenError::Settings {
-            path: a.out.clone(),
+            path: a.out().to_owned(),
             found: found.clone(),
             want,
         });
     }
-    file.set_len(existing.whole_len).map_err(io_err(&a.out))?;
+    file.set_len(existing.whole_len).map_err(io_err(a.out()))?;
     let mut file = std::fs::OpenOptions::new()
         .append(true)
-        .open(&a.out)
-        .map_err(io_err(&a.out))?;
+        .open(a.out())
+        .map_err(io_err(a.out()))?;
     if existing.settings.is_none() {
-        writeln!(file, "{MAGIC} {want}").map_err(io_err(&a.out))?;
+        writeln!(file, "{MAGIC} {want}").map_err(io_err(a.out()))?;
     }
     let mut perm: Vec<usize> = (0..book.len()).collect();
     SplitMix(a.seed ^ 0x0B00_C0DE).shuffle(&mut perm);
-    let todo: Vec<u32> = (0..a.games)
+    let todo: Vec<u32> = (0..a.games.expect("clap requires --games with --out"))
         .filter(|g| !existing.games.contains(g))
         .collect();
     let bar = progress(todo.len() as u64, "games");
@@ -363,10 +432,37 @@ pub fn generate(a: &DatagenArgs) -> Result<(usize, usize), DatagenError> {
     bar.finish();
     let (file, err) = writer.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some(e) = err {
-        return Err(io_err(&a.out)(e));
+        return Err(io_err(a.out())(e));
     }
-    file.sync_all().map_err(io_err(&a.out))?;
+    file.sync_all().map_err(io_err(a.out()))?;
     Ok((todo.len(), written.into_inner() as usize))
+}
+
+/// Arguments as clap gives them by default, with small searches, for tests.
+#[cfg(test)]
+pub(crate) fn test_args(threads: u64) -> DatagenArgs {
+    DatagenArgs {
+        games: None,
+        nodes: 300,
+        threads,
+        out: None,
+        corpus: None,
+        close: false,
+        opening: "book".into(),
+        opening_max_score: 400,
+        win_score: 1000,
+        win_plies: 6,
+        draw_score: 10,
+        draw_plies: 10,
+        draw_after: 70,
+        book: PathBuf::from(format!(
+            "{}/../../data/chess/books/2moves_v1.epd",
+            env!("CARGO_MANIFEST_DIR")
+        )),
+        random_plies: None,
+        seed: 7,
+        hash: 1,
+    }
 }
 
 #[cfg(test)]
@@ -374,19 +470,11 @@ mod tests {
     use super::*;
 
     fn args(out: &Path, games: u32) -> DatagenArgs {
-        DatagenArgs {
-            games,
-            nodes: 300,
-            threads: 2,
-            out: out.to_owned(),
-            book: PathBuf::from(format!(
-                "{}/../../data/chess/books/2moves_v1.epd",
-                env!("CARGO_MANIFEST_DIR")
-            )),
-            random_plies: 4,
-            seed: 7,
-            hash: 1,
-        }
+        let mut a = test_args(2);
+        a.games = Some(games);
+        a.out = Some(out.to_owned());
+        a.random_plies = Some(4);
+        a
     }
 
     /// Sorted game blocks: the content, whatever the order the threads wrote them in.

@@ -18,6 +18,7 @@ pub mod corpus;
 pub mod datagen;
 pub mod pool;
 pub mod probe;
+pub mod selfplay;
 pub mod tune;
 pub mod validate;
 pub mod variance;
@@ -37,10 +38,14 @@ pub enum LabCommand {
     /// Pruning tables: the alpha-side joint fail-high table (`collect fh`) and the beta-side
     /// RFP table with its margins (`collect rfp`), as generated data files the engine embeds.
     Collect(collect::CollectArgs),
-    /// Labelled positions for the evaluation tuner: fixed-node self-play from a book plus
-    /// random plies, every quiet position with its search score and the game's result
-    /// (`FEN | score | result`, resumable).
+    /// Self-play training data: `--corpus DIR` writes every position of every game as
+    /// compact binary records in checksummed chunks with a manifest (the corpus that grows in
+    /// the repository); `--out FILE` writes quiet positions as `FEN | score | result` text.
+    /// Resumable, deterministic per game id.
     Datagen(datagen::DatagenArgs),
+    /// Check and count a self-play corpus: every chunk's SHA-256 and records, every game
+    /// replayed, the positions each loader filter keeps and the hold-out split by game id.
+    Corpus(corpus::CorpusArgs),
     /// Fit every evaluation weight to game outcomes (Adam on the evaluation's linear trace,
     /// K fitted first, a hold-out split, an optional penalty on the cheap tiers' residual
     /// variance); writes a parameter file the engine embeds at build time. Resumable.
@@ -56,6 +61,7 @@ impl LabCommand {
             LabCommand::Validate(a) => a.run(),
             LabCommand::Collect(a) => a.run(),
             LabCommand::Datagen(a) => a.run(),
+            LabCommand::Corpus(a) => a.run(),
             LabCommand::Tune(a) => a.run(),
         }
     }
@@ -80,6 +86,8 @@ pub enum LabError {
     Pool(#[from] pool::PoolError),
     #[error(transparent)]
     Datagen(#[from] datagen::DatagenError),
+    #[error(transparent)]
+    Corpus(#[from] corpus::CorpusError),
     #[error(transparent)]
     Tune(#[from] tune::TuneError),
     #[error(transparent)]

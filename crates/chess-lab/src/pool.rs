@@ -245,12 +245,41 @@ pub struct GameEnd {
     pub white_score: f32,
 }
 
+/// When a self-play game is decided before its natural end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Adjudication {
+    /// A win: the mover's score at or beyond `win_score` (either sign) for `win_plies`
+    /// plies in a row.
+    pub win_score: i32,
+    pub win_plies: u32,
+    /// A draw: from ply `draw_after` on, |score| ≤ `draw_score` for `draw_plies` plies in a
+    /// row (`draw_plies` 0: never).
+    pub draw_score: i32,
+    pub draw_plies: u32,
+    pub draw_after: u32,
+    /// A game still going after this many plies is a draw (`draw-cap`).
+    pub max_plies: u32,
+}
+
+impl Adjudication {
+    /// What `pool` and the text `datagen` have always used: wins only.
+    pub const WINS_ONLY: Adjudication = Adjudication {
+        win_score: ADJUDICATE_SCORE,
+        win_plies: ADJUDICATE_PLIES,
+        draw_score: 0,
+        draw_plies: 0,
+        draw_after: 0,
+        max_plies: MAX_GAME_PLIES,
+    };
+}
+
 /// Play one game from `start` with `nodes` per move (one thread, `worker` and `tt` cleared
 /// first, so the game is a function of its inputs), calling `on_move(board, best, score,
 /// ply)` before each move is played (`score` from the side to move's view).
 pub fn self_play(
     start: &Position,
     nodes: u64,
+    adj: &Adjudication,
     worker: &mut Worker,
     tt: &Tt,
     mut on_move: impl FnMut(&Board, chess::board::Move, i32, u32),
@@ -265,10 +294,11 @@ pub fn self_play(
         ..Default::default()
     };
     let mut decided = 0u32;
+    let mut level = 0u32;
     let mut reason = "draw-cap";
     let mut white_score = 0.5;
     let mut plies = 0;
-    while plies < MAX_GAME_PLIES {
+    while plies < adj.max_plies {
         let b = &pos.board;
         let white = b.side_to_move() == chess::board::Color::White;
         if !has_legal_move(b) {
@@ -304,17 +334,26 @@ pub fn self_play(
         );
         let Some(best) = r.best_move else { break };
         on_move(b, best, r.score, plies);
-        decided = if r.score.abs() >= ADJUDICATE_SCORE {
+        decided = if r.score.abs() >= adj.win_score {
             decided + 1
+        } else {
+            0
+        };
+        level = if r.score.abs() <= adj.draw_score {
+            level + 1
         } else {
             0
         };
         let winning_white = (r.score > 0) == white;
         pos.play(best);
         plies += 1;
-        if decided >= ADJUDICATE_PLIES {
+        if decided >= adj.win_plies {
             reason = "adjudicated";
             white_score = if winning_white { 1.0 } else { 0.0 };
+            break;
+        }
+        if adj.draw_plies > 0 && plies >= adj.draw_after && level >= adj.draw_plies {
+            reason = "adjudicated-draw";
             break;
         }
     }
@@ -343,26 +382,33 @@ pub fn play_game(
     };
     let mut seen = [0usize; BUCKETS];
     let mut kept: [Vec<Candidate>; BUCKETS] = Default::default();
-    let end = self_play(&start, nodes, worker, tt, |b, best, score, ply| {
-        if score.abs() < MATE_BOUND && is_quiet(b, best) {
-            let bucket = material_bucket(b);
-            seen[bucket] += 1;
-            let cand = Candidate {
-                game,
-                ply,
-                bucket: bucket as u8,
-                fen: to_fen(b),
-            };
-            if kept[bucket].len() < per_bucket {
-                kept[bucket].push(cand);
-            } else {
-                let j = rng.below(seen[bucket]);
-                if j < per_bucket {
-                    kept[bucket][j] = cand;
+    let end = self_play(
+        &start,
+        nodes,
+        &Adjudication::WINS_ONLY,
+        worker,
+        tt,
+        |b, best, score, ply| {
+            if score.abs() < MATE_BOUND && is_quiet(b, best) {
+                let bucket = material_bucket(b);
+                seen[bucket] += 1;
+                let cand = Candidate {
+                    game,
+                    ply,
+                    bucket: bucket as u8,
+                    fen: to_fen(b),
+                };
+                if kept[bucket].len() < per_bucket {
+                    kept[bucket].push(cand);
+                } else {
+                    let j = rng.below(seen[bucket]);
+                    if j < per_bucket {
+                        kept[bucket][j] = cand;
+                    }
                 }
             }
-        }
-    });
+        },
+    );
     let mut candidates: Vec<Candidate> = kept.into_iter().flatten().collect();
     candidates.sort_by_key(|c| c.ply);
     GameRecord {

@@ -1,0 +1,375 @@
+//! `actuary datagen --corpus DIR`: fixed-node self-play into the binary corpus
+//! ([`crate::corpus`]), every position of every game kept.
+//!
+//! Game `id` is a function of (id, settings): its opening (a book line chosen by a seeded
+//! shuffle, or the start position, then `random_plies` seeded random moves, drawn again while
+//! a short search scores it beyond `opening_max_score`) and its moves (one thread, a cleared
+//! table and histories, a node budget per move). So the corpus does not depend on `--threads`
+//! or interruptions, only the order of the games in a chunk does. A run plays ids after the
+//! largest in the corpus; a killed run loses only the games it was playing.
+//!
+//! Games end by the rules, by win adjudication (the mover's score beyond `win_score` for
+//! `win_plies` plies), by draw adjudication (|score| ≤ `draw_score` for `draw_plies` plies
+//! from ply `draw_after` on) or at the ply cap.
+
+use crate::corpus::{CorpusError, CorpusWriter, EndReason, Game, Ply, Settings};
+use crate::datagen::{DatagenArgs, random_plies};
+use crate::pool::{Adjudication, MAX_GAME_PLIES, SplitMix, progress, read_positions, self_play};
+use chess::board::{Board, Position, to_fen};
+use chess::search::Worker;
+use chess::search::smp::{SearchOptions, search};
+use chess::search::time::Limits;
+use chess::search::tt::Tt;
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+/// Openings drawn per game before the last one is kept whatever its score.
+const OPENING_TRIES: u64 = 16;
+
+/// The commit of the working tree, for the chunk header (`unknown` outside a git checkout).
+fn commit() -> String {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        _ => "unknown".into(),
+    }
+}
+
+/// The settings these arguments make games with (`bench`: the engine's signature).
+pub fn settings(a: &DatagenArgs, bench: u64) -> Settings {
+    Settings {
+        nodes: a.nodes,
+        opening: a.opening.clone(),
+        book: (a.opening == "book").then(|| a.book.display().to_string()),
+        random_plies: a.random_plies.unwrap_or(8),
+        opening_max_score: a.opening_max_score,
+        seed: a.seed,
+        win_score: a.win_score,
+        win_plies: a.win_plies,
+        draw_score: a.draw_score,
+        draw_plies: a.draw_plies,
+        draw_after: a.draw_after,
+        max_plies: MAX_GAME_PLIES,
+        hash_mb: a.hash,
+        bench,
+    }
+}
+
+fn adjudication(s: &Settings) -> Adjudication {
+    Adjudication {
+        win_score: s.win_score,
+        win_plies: s.win_plies,
+        draw_score: s.draw_score,
+        draw_plies: s.draw_plies,
+        draw_after: s.draw_after,
+        max_plies: s.max_plies,
+    }
+}
+
+/// `datagen --corpus DIR [--close]`.
+pub fn run(a: &DatagenArgs, dir: &Path) -> Result<ExitCode, crate::LabError> {
+    let t0 = Instant::now();
+    // The signature of the engine that plays (a chunk holds one engine's games).
+    let bench = chess::bench::run_bench(chess::bench::DEFAULT_BENCH_DEPTH, false).nodes;
+    let s = settings(a, bench);
+    let mut w = CorpusWriter::open(dir, s.clone(), &commit()).map_err(corpus_err)?;
+    if a.close {
+        match w.close_part().map_err(corpus_err)? {
+            Some(e) => eprintln!(
+                "datagen: closed {} ({} games, {} positions, sha256 {})",
+                e.chunk, e.games, e.positions, e.sha256
+            ),
+            None => eprintln!("datagen: no part to close in {}", dir.display()),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let r = generate(a, &s, &mut w)?;
+    let closed = w.close_part().map_err(corpus_err)?;
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "datagen: {} games, {} positions in {secs:.0} s ({:.0} positions/s, {} threads); \
+         openings repeated {:.2} %, positions repeated {:.2} %",
+        r.games,
+        r.positions,
+        r.positions as f64 / secs.max(1e-9),
+        a.threads,
+        100.0 * r.opening_repeats as f64 / r.games.max(1) as f64,
+        100.0 * r.position_repeats as f64 / r.positions.max(1) as f64,
+    );
+    if let Some(e) = closed {
+        eprintln!(
+            "datagen: closed {} ({} games, {} positions, sha256 {})",
+            e.chunk, e.games, e.positions, e.sha256
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn corpus_err(e: CorpusError) -> crate::LabError {
+    crate::LabError::Corpus(e)
+}
+
+/// What a run made.
+#[derive(Debug, Default)]
+pub struct RunCounts {
+    pub games: u64,
+    pub positions: u64,
+    /// Games whose start position an earlier game of this run already had.
+    pub opening_repeats: u64,
+    /// Positions (by Zobrist key) an earlier game of this run already had.
+    pub position_repeats: u64,
+}
+
+/// Play `--games` games (or until killed) after the corpus's largest id into `w`.
+pub fn generate(
+    a: &DatagenArgs,
+    s: &Settings,
+    w: &mut CorpusWriter,
+) -> Result<RunCounts, crate::LabError> {
+    let book = if s.opening == "book" {
+        read_positions(&a.book)?
+    } else {
+        vec![Board::default()]
+    };
+    let mut perm: Vec<usize> = (0..book.len()).collect();
+    SplitMix(s.seed ^ 0x0B00_C0DE).shuffle(&mut perm);
+    let first = w.next_id();
+    let end = a.games.map_or(u64::MAX, |n| first + u64::from(n));
+    let bar = progress(a.games.map_or(0, u64::from), "games");
+    bar.set_prefix("datagen");
+    let next = AtomicU64::new(first);
+    let t0 = Instant::now();
+    let shared = Mutex::new((
+        w,
+        RunCounts::default(),
+        HashSet::new(),
+        HashSet::new(),
+        None,
+    ));
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        for _ in 0..a.threads {
+            sc.spawn(|| {
+                let mut worker = Worker::new(0);
+                let tt = Tt::new(s.hash_mb as usize);
+                while !failed.load(Relaxed) {
+                    let id = next.fetch_add(1, Relaxed);
+                    if id >= end {
+                        break;
+                    }
+                    let (game, keys) = play(id, s, &book, &perm, &mut worker, &tt);
+                    let mut g = shared.lock().unwrap_or_else(|e| e.into_inner());
+                    let (w, counts, openings, positions, err) = &mut *g;
+                    if let Err(e) = w.push(&game) {
+                        *err = Some(e);
+                        failed.store(true, Relaxed);
+                        break;
+                    }
+                    counts.games += 1;
+                    counts.positions += game.plies.len() as u64;
+                    counts.opening_repeats += !openings.insert(keys[0]) as u64;
+                    for k in &keys {
+                        counts.position_repeats += !positions.insert(*k) as u64;
+                    }
+                    let (pg, pp) = w.part_counts();
+                    bar.set_message(format!(
+                        "{} positions ({:.0}/s); part: {pg} games, {pp} positions",
+                        counts.positions,
+                        counts.positions as f64 / t0.elapsed().as_secs_f64().max(1e-9)
+                    ));
+                    drop(g);
+                    bar.inc(1);
+                }
+            });
+        }
+    });
+    bar.finish();
+    let (_, counts, _, _, err) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    match err {
+        Some(e) => Err(corpus_err(e)),
+        None => Ok(counts),
+    }
+}
+
+/// The opening of game `id`: the book line (or start position) and the random plies, drawn
+/// again while a one-move search scores it beyond the limit.
+fn opening(
+    id: u64,
+    s: &Settings,
+    book: &[Board],
+    perm: &[usize],
+    worker: &mut Worker,
+    tt: &Tt,
+) -> Position {
+    let line = &book[perm[(id % perm.len() as u64) as usize]];
+    let mut last = None;
+    for attempt in 0..OPENING_TRIES {
+        let mut pos = Position {
+            board: line.clone(),
+            history: Vec::new(),
+        };
+        let mut rng = SplitMix(
+            s.seed ^ 0x0CE9_1A7E ^ (id + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ attempt << 56,
+        );
+        random_plies(&mut pos, &mut rng, s.random_plies);
+        if s.opening_max_score == 0 {
+            return pos;
+        }
+        worker.clear();
+        tt.clear();
+        let limits = Limits {
+            nodes: Some(s.nodes),
+            ..Default::default()
+        };
+        let stop = AtomicBool::new(false);
+        let r = search(
+            &pos,
+            &limits,
+            &SearchOptions::default(),
+            std::slice::from_mut(worker),
+            tt,
+            &stop,
+        );
+        if r.score.abs() <= s.opening_max_score {
+            return pos;
+        }
+        last = Some(pos);
+    }
+    last.expect("at least one try")
+}
+
+/// Play game `id`; returns it and the Zobrist key of every position (start first).
+pub fn play(
+    id: u64,
+    s: &Settings,
+    book: &[Board],
+    perm: &[usize],
+    worker: &mut Worker,
+    tt: &Tt,
+) -> (Game, Vec<u64>) {
+    let t0 = Instant::now();
+    let start = opening(id, s, book, perm, worker, tt);
+    let mut plies = Vec::with_capacity(200);
+    let mut keys = vec![start.board.hash()];
+    let end = self_play(
+        &start,
+        s.nodes,
+        &adjudication(s),
+        worker,
+        tt,
+        |b, best, score, ply| {
+            if ply > 0 {
+                keys.push(b.hash());
+            }
+            plies.push(Ply {
+                mv: best,
+                score: score.clamp(-32_000, 32_000) as i16,
+            });
+        },
+    );
+    let reason = match end.reason {
+        "mate" => EndReason::Mate,
+        "stalemate" => EndReason::Stalemate,
+        "draw-50" => EndReason::FiftyMoves,
+        "draw-material" => EndReason::Material,
+        "draw-repetition" => EndReason::Repetition,
+        "adjudicated" => EndReason::AdjudicatedWin,
+        "adjudicated-draw" => EndReason::AdjudicatedDraw,
+        _ => EndReason::Cap,
+    };
+    let game = Game {
+        id,
+        millis: t0.elapsed().as_millis().min(u128::from(u32::MAX)) as u32,
+        white_points2: (end.white_score * 2.0) as u8,
+        reason,
+        start: to_fen(&start.board),
+        plies,
+    };
+    (game, keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{Filter, Loader, read_chunk, read_manifest};
+
+    #[test]
+    fn corpus_games_are_deterministic_by_id_whatever_the_threads() {
+        let d = tempfile::tempdir().unwrap();
+        let one = d.path().join("one");
+        let two = d.path().join("two");
+        let mut a = crate::datagen::test_args(1);
+        a.games = Some(6);
+        let s = settings(&a, 1);
+        let mut w = CorpusWriter::open(&one, s.clone(), "t").unwrap();
+        generate(&a, &s, &mut w).unwrap();
+        w.close_part().unwrap();
+        // The same ids in two runs of 3 (the second continuing the first), on 2 threads.
+        a.threads = 2;
+        a.games = Some(3);
+        for _ in 0..2 {
+            let mut w = CorpusWriter::open(&two, s.clone(), "t").unwrap();
+            generate(&a, &s, &mut w).unwrap();
+            w.close_part().unwrap();
+        }
+        let games = |dir: &Path| {
+            let mut g: Vec<Game> = read_manifest(dir)
+                .unwrap()
+                .iter()
+                .flat_map(|e| read_chunk(&dir.join(&e.chunk)).unwrap().games)
+                .map(|mut g| {
+                    g.millis = 0;
+                    g
+                })
+                .collect();
+            g.sort_by_key(|g| g.id);
+            g
+        };
+        let (g1, g2) = (games(&one), games(&two));
+        assert_eq!(g1.len(), 6);
+        assert_eq!(
+            g1.iter().map(|g| g.id).collect::<Vec<_>>(),
+            [0, 1, 2, 3, 4, 5]
+        );
+        assert_eq!(g1, g2);
+        assert_eq!(read_manifest(&two).unwrap().len(), 2);
+        // Every game replays legally, ends as its reason says, and its result fits it.
+        let l = Loader {
+            filter: Filter {
+                skip_plies: 0,
+                no_check: false,
+                no_tactical: false,
+                max_abs_score: i32::MAX,
+            },
+            holdout_percent: 0.0,
+        };
+        let counts = l.for_each(&one, |_, _| {}).unwrap();
+        assert_eq!(counts.games, 6);
+        assert_eq!(
+            counts.positions,
+            g1.iter().map(|g| g.plies.len() as u64).sum::<u64>()
+        );
+        for g in &g1 {
+            assert!(
+                g.plies.len() > 10,
+                "game {} has {} plies",
+                g.id,
+                g.plies.len()
+            );
+            match g.reason {
+                EndReason::AdjudicatedDraw | EndReason::Repetition | EndReason::Cap => {
+                    assert_eq!(g.white_points2, 1)
+                }
+                EndReason::Mate | EndReason::AdjudicatedWin => assert_ne!(g.white_points2, 1),
+                _ => {}
+            }
+        }
+    }
+}
