@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 14's pruning experiments: each a 1,000-game arbiter match at 2+0.02 between two option
+# Issue 14's pruning experiments (and issue 33's search techniques, at the end): each a 1,000-game arbiter match at 2+0.02 between two option
 # sets of the same actuary binary, game pairs from 2moves_v1.epd in seeded random order; then
 # the final configuration against the defaults (the search before issue 14, node for node):
 # `final`, an SPRT(0, 10) at 2+0.02 played to its decision, and `final-long`, 400 games at 8+0.08.
@@ -103,3 +103,6 @@ run final 40 final "$FINAL" default "" 2+0.02 30000 "elo0=0 elo1=10"
 # `final` stopped for H0 after 320 games (2026-12-02, README): the 8+0.08 confirmation is only
 # for a candidate that passed, so it runs only when named (`... OUT 2 final-long`).
 case " $WANT " in *" final-long "*) run final-long 41 final "$FINAL" default "" 8+0.08 400 ;; esac
+# Issue 33 (search techniques the engine lacked), each SPRT(0, 10) at 2+0.02 against the
+# build before it (the same binary with the technique's switch off), played to its decision.
+run se 50 se-on option.prune.se=true se-off option.prune.se=false 2+0.02 30000 "elo0=0 elo1=10"

@@ -7,7 +7,17 @@ set -euo pipefail
 DIR=${SLURM_DIR:-/tmp/drop7-slurm}
 CONF=$DIR/etc/slurm.conf
 if [ "${1:-start}" = stop ]; then
-  for p in slurmd slurmctld munged; do pkill -x "$p" 2>/dev/null || true; done
+  # Only the daemons this script started: their PIDs are in $DIR/run (a machine that is a
+  # real Slurm node keeps its own slurmd, slurmctld and munged running).
+  for p in slurmd slurmctld munged; do
+    f=$DIR/run/$p.pid
+    if [ -s "$f" ]; then
+      pid=$(cat "$f")
+      # the PID must still be that daemon (not a recycled PID)
+      if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$p" ]; then kill "$pid" 2>/dev/null || true; fi
+      rm -f "$f"
+    fi
+  done
   exit 0
 fi
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
@@ -50,8 +60,15 @@ chown -R munge:munge /etc/munge 2>/dev/null || true
 chmod 400 /etc/munge/munge.key
 mkdir -p /run/munge /var/lib/munge /var/log/munge
 chown munge:munge /run/munge /var/lib/munge /var/log/munge 2>/dev/null || true
-pgrep -x munged >/dev/null || runuser -u munge -- /usr/sbin/munged
+# A daemon already running (a real node's) is used, never restarted or stopped; one this
+# script starts has its PID in $DIR/run, which is what `stop` ends.
+if ! pgrep -x munged >/dev/null; then
+  runuser -u munge -- /usr/sbin/munged
+  for _ in $(seq 20); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
+  cp /run/munge/munged.pid "$DIR/run/munged.pid" 2>/dev/null || pgrep -n -x munged > "$DIR/run/munged.pid"
+fi
 export SLURM_CONF=$CONF
+# slurmctld and slurmd write their PIDs to $DIR/run (SlurmctldPidFile, SlurmdPidFile above).
 pgrep -x slurmctld >/dev/null || slurmctld -f "$CONF"
 pgrep -x slurmd >/dev/null || slurmd -f "$CONF"
 for _ in $(seq 30); do

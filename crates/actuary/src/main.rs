@@ -10,7 +10,7 @@ mod tools;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::Parser;
 use tools::Tool;
 
 /// actuary: a UCI chess engine whose risky shortcuts are priced by measured tables.
@@ -26,8 +26,8 @@ struct Cli {
 }
 
 fn run() -> anyhow::Result<ExitCode> {
-    let matches = Cli::command().get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    cmdline::exit_quietly_on_stdout_errors();
+    let (cli, matches) = cmdline::parse::<Cli>();
     match &cli.tool {
         None => {
             chess::run();

@@ -89,13 +89,28 @@ fn run_case(case: &Value) -> Result<(), String> {
         });
     }
 
+    // `stdout`: "full" writes to /dev/full (every write fails); "closed" closes the reading
+    // end at once (every write meets a gone reader).
+    let stdout_to = case["stdout"].as_str();
     let t0 = Instant::now();
+    let out_pipe = match stdout_to {
+        Some("full") => Stdio::from(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .map_err(|e| e.to_string())?,
+        ),
+        _ => Stdio::piped(),
+    };
     let mut child = cmd
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .stdout(out_pipe)
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| e.to_string())?;
+    if stdout_to == Some("closed") {
+        drop(child.stdout.take());
+    }
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         for it in items {
@@ -111,10 +126,12 @@ fn run_case(case: &Value) -> Result<(), String> {
         }
         // Dropping stdin closes it: end of input.
     });
-    let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let (so, mut se) = (child.stdout.take(), child.stderr.take().unwrap());
     let out = std::thread::spawn(move || {
         let mut v = Vec::new();
-        let _ = so.read_to_end(&mut v);
+        if let Some(mut so) = so {
+            let _ = so.read_to_end(&mut v);
+        }
         v
     });
     let err = std::thread::spawn(move || {
@@ -159,8 +176,10 @@ fn run_case(case: &Value) -> Result<(), String> {
         if !stdout.is_empty() {
             return fail("a refusal wrote to stdout".into());
         }
-        let Some(line) = stderr.lines().find(|l| l.starts_with("error:")) else {
-            return fail("no `error:` line".into());
+        // The whole of stderr is the one `error:` line.
+        let line = match stderr.strip_suffix('\n').unwrap_or(&stderr) {
+            l if l.starts_with("error:") && !l.contains('\n') => l,
+            _ => return fail("stderr is not exactly one `error:` line".into()),
         };
         if let Err(e) = in_order(line, &want_err) {
             return fail(format!("the error line: {e}"));

@@ -25,7 +25,7 @@ use arbiter::tournament::{
     MatchConfig, run, text,
 };
 use clap::error::ErrorKind;
-use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
+use clap::{Parser, ValueEnum};
 
 /// Play UCI engines against each other and report Elo with error bars.
 ///
@@ -184,7 +184,7 @@ fn parse_sprt_param(w: &str) -> Result<SprtParam, arbiter::sprt::SprtError> {
 
 /// A command-line error found after parsing, in clap's format (exit code 2).
 fn usage_error(kind: ErrorKind, message: String) -> ! {
-    Cli::command().error(kind, message).exit()
+    cmdline::usage_error::<Cli>(kind, message)
 }
 
 /// Why the program failed, and its exit status.
@@ -252,8 +252,7 @@ fn deliver(report: &arbiter::tournament::Report, to: Option<&Path>) -> Result<()
 }
 
 fn real_main() -> Result<(), Failure> {
-    let matches = Cli::command().get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let (cli, matches) = cmdline::parse::<Cli>();
     let sprt = cli.sprt.as_ref().map(|params| {
         arbiter::sprt::from_params(params)
             .unwrap_or_else(|e| usage_error(ErrorKind::ValueValidation, format!("--sprt: {e}")))

@@ -289,14 +289,13 @@ pub fn read(path: &Path) -> Result<Played, ReadError> {
             Some("1-0" | "0-1" | "1/2-1/2" | "*")
         );
     }
-    // A game whose result ends the file without the closing blank line is whole too.
+    // A game whose result ends the file without the closing blank line is whole too: a
+    // complete game that is not the arbiter's (python-chess writes no closing blank line) is
+    // a foreign game, refused like one anywhere else, never cut away as a torn tail.
     if let Some(p) = cur.take() {
         if p.ended {
-            let first = p.line;
-            match p.finish() {
-                Ok(g) => take(g, offset, &mut played).map_err(|(l, r)| err(Some(l), r))?,
-                Err((l, r)) => tail = Some((first.min(l), r)),
-            }
+            let g = p.finish().map_err(|(l, r)| err(Some(l), r))?;
+            take(g, offset, &mut played).map_err(|(l, r)| err(Some(l), r))?;
         } else {
             tail = Some((p.line, "a game cut off before its result".into()));
         }
@@ -359,6 +358,14 @@ mod tests {
         let p = read_str(PAIR.trim_end()).unwrap();
         assert_eq!(p.pairs.len(), 1);
         assert!(p.tail.is_none());
+        // A complete foreign game at the end without its blank line (python-chess's way) is
+        // refused, not taken for a torn tail to cut (issue 36).
+        let foreign = "[Event \"?\"]\n[Site \"?\"]\n[Round \"?\"]\n[White \"x\"]\n\
+            [Black \"y\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0";
+        let e = read_str(&format!("{PAIR}{foreign}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("g.pgn line 27: "), "{e}");
     }
 
     #[test]

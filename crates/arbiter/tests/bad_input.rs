@@ -133,8 +133,13 @@ fn run_case(case: &Value) -> Result<(), String> {
         if !stdout.is_empty() {
             return fail("a refusal wrote to stdout".into());
         }
-        let Some(line) = stderr.lines().find(|l| l.starts_with("error:")) else {
-            return fail("no `error:` line".into());
+        // A refusal (2): the whole of stderr is the one `error:` line. A stopped match (1)
+        // has its progress before it: the one `error:` line ends stderr.
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        let line = match (want_exit, &errors[..]) {
+            (2, [l]) if stderr.lines().count() == 1 => *l,
+            (1, [l]) if stderr.trim_end().ends_with(l) => *l,
+            _ => return fail("stderr is not as the one-line error rule says".into()),
         };
         if let Some(s) = &says
             && !line.contains(s.as_str())

@@ -1,4 +1,4 @@
-//! `calibrate`: the lazy-evaluation calibration loop of issue 13 (DESIGN.md §2).
+//! `calibrate`: the lazy-evaluation calibration loop of issue 13 (docs/design/chess-DESIGN.md §2).
 //!
 //! ```text
 //! actuary calibrate residual    --pool calib.epd   --depth 6 --out DIR   # histograms → DIR/residual.txt
@@ -30,6 +30,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// The most bootstrap resamples `calibrate` and `calibrate surprise` take: far past where
+/// an interval stops moving, and bounded so that memory (8 bytes per resample per bucket)
+/// cannot exhaust the machine.
+pub const MAX_RESAMPLES: usize = 100_000;
 /// `actuary calibrate <residual|percentiles|tables|marginsafety|exitrate>`.
 #[derive(Debug, clap::Args)]
 pub struct CalibrateArgs {
@@ -167,8 +171,9 @@ pub struct SafetyArgs {
     /// Results directory (created): marginsafety.json, marginsafety.md, positions.txt.
     #[arg(long, value_name = "DIR", default_value = "calibration/marginsafety")]
     pub out: PathBuf,
-    /// Bootstrap resamples (positions drawn with replacement).
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Bootstrap resamples (positions drawn with replacement), at most 100,000: memory is
+    /// 8 bytes per resample per bucket.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=MAX_RESAMPLES as u64))]
     pub resamples: u64,
     /// Bootstrap seed (NumPy `default_rng` stream).
     #[arg(long, default_value_t = ClusterBootstrapConfig::default().seed)]

@@ -1,4 +1,4 @@
-//! `collect` and `calibrate surprise`: the pruning calibration of issue 14 (DESIGN.md §3).
+//! `collect` and `calibrate surprise`: the pruning calibration of issue 14 (docs/design/chess-DESIGN.md §3).
 //!
 //! ```text
 //! actuary collect fh  --pool calib.epd --depth 8 --out data/chess/fh-table.txt   # alpha side
@@ -133,8 +133,11 @@ pub struct SurpriseArgs {
     /// Pruning switches (`name=value[,...]`): the configuration whose surprises are measured.
     #[arg(long, value_name = "SWITCHES", default_value = "")]
     pub set: String,
-    /// Bootstrap resamples (positions drawn with replacement).
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    /// Bootstrap resamples (positions drawn with replacement), 1 to 100,000: memory is 8
+    /// bytes per resample per cell.
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=crate::calibrate::MAX_RESAMPLES as u64))]
     pub resamples: usize,
     /// Directory for `<mechanism>.md`, `<mechanism>.json` and the per-position counts
     /// `<mechanism>.cells.jsonl` [default: Markdown on stdout only].

@@ -58,6 +58,8 @@ pub enum CorpusError {
         found: String,
         want: String,
     },
+    #[error("{}: not a corpus directory (no {MANIFEST}; `actuary datagen --corpus` makes one)", path.display())]
+    NotACorpus { path: PathBuf },
     #[error("{}:{line}: {why}", path.display())]
     Manifest {
         path: PathBuf,
@@ -850,13 +852,14 @@ impl CorpusArgs {
                 self.holdout
             )));
         }
+        if !self.dir.join(MANIFEST).is_file() {
+            return Err(CorpusError::NotACorpus {
+                path: self.dir.clone(),
+            }
+            .into());
+        }
         let c = self.loader().for_each(&self.dir, |_, _| {})?;
-        let manifest = self.dir.join(MANIFEST);
-        let sha = if manifest.exists() {
-            sha256_file(&manifest)?
-        } else {
-            String::new()
-        };
+        let sha = sha256_file(&self.dir.join(MANIFEST))?;
         if self.json {
             let mut v = serde_json::to_value(&c).expect("counts serialise");
             v["manifest_sha256"] = sha.into();

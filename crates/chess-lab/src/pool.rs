@@ -1,4 +1,4 @@
-//! `pool`: calibration position pools (DESIGN.md §2, issue 13 item 9).
+//! `pool`: calibration position pools (docs/design/chess-DESIGN.md §2, issue 13 item 9).
 //!
 //! `pool build` plays fixed-node self-play games from the openings of a book, keeps the
 //! quiet positions of each game (not in check, the engine's move is quiet, no capture wins

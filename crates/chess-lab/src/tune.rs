@@ -10,7 +10,7 @@
 //! plus, with `--variance-penalty V`, `V · Σ_bucket [Var(R_lazy) + Var(R_super-lazy)]`, where
 //! `R` is what a cheap tier misses (the lazy tier: the full tier's terms; the super-lazy
 //! tier: the lazy and full tiers' terms), tapered, in pawns, per material bucket: a smaller
-//! spread means tighter lazy-exit margins (DESIGN.md §2), bought with a little fit.
+//! spread means tighter lazy-exit margins (docs/design/chess-DESIGN.md §2), bought with a little fit.
 //!
 //! K is fitted first (golden-section search on the starting weights), then full-batch Adam.
 //! A hold-out share of the positions (chosen by position hash) is scored every epoch; the
@@ -206,22 +206,63 @@ pub fn parse_line(line: &str) -> Result<Option<Labelled>, String> {
 }
 
 /// Read labelled positions from `paths`, dropping duplicate positions (by Zobrist key);
-/// returns the positions and the number of duplicates dropped.
+/// returns the positions and the number of duplicates dropped. A directory is a self-play
+/// corpus (`datagen --corpus`), read through its loader with the default filter.
+///
+/// Every position's `group` (what the hold-out split keeps together) depends on the game
+/// alone, never on the order of files or games: the corpus's game id; in a text datagen
+/// file, the `# game ID` line's id mixed with the file's settings header; elsewhere the
+/// position's own key.
 pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64), TuneError> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut dups = 0;
-    let mut group = 0u64;
+    let full = |out: &Vec<Labelled>| limit.is_some_and(|n| out.len() as u64 >= n);
+    let mut keep = |lab: Labelled, out: &mut Vec<Labelled>| {
+        if !lab.board.checkers().is_empty() {
+            return; // a position in check is not quiet: never a training position
+        }
+        if seen.insert(lab.board.hash()) {
+            out.push(lab);
+        } else {
+            dups += 1;
+        }
+    };
     for path in paths {
-        // A file with `# game` lines groups its positions by game; otherwise each position
-        // is a group of its own.
-        let mut games = false;
+        if full(&out) {
+            break;
+        }
+        if path.is_dir() {
+            let loader = crate::corpus::Loader {
+                filter: crate::corpus::Filter::default(),
+                holdout_percent: 0.0,
+            };
+            loader
+                .for_each(path, |s, _| {
+                    if !full(&out) {
+                        keep(
+                            Labelled {
+                                board: s.board.clone(),
+                                result: f64::from(s.white_result),
+                                score: Some(s.white_score),
+                                group: s.game,
+                            },
+                            &mut out,
+                        );
+                    }
+                })
+                .map_err(|e| TuneError::Data(e.to_string()))?;
+            continue;
+        }
         let text = std::fs::read(path).map_err(|source| {
             TuneError::File(PoolError::Io {
                 path: path.clone(),
                 source,
             })
         })?;
+        // The file's settings line (datagen's header), mixed into its games' groups.
+        let mut tag = 0u64;
+        let mut pending: Vec<Labelled> = Vec::new();
         for (i, raw) in text.split(|&b| b == b'\n').enumerate() {
             let line = std::str::from_utf8(raw).map_err(|_| {
                 TuneError::File(PoolError::Line {
@@ -237,31 +278,54 @@ pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64
                     message,
                 })
             })?;
-            let Some(mut lab) = lab else {
-                if line.starts_with("# game ") {
-                    games = true;
-                    group += 1;
+            match lab {
+                Some(lab) => pending.push(lab),
+                None if i == 0 && line.starts_with('#') => tag = mix(text_hash(line)),
+                None => {
+                    if let Some(rest) = line.strip_prefix("# game ") {
+                        let id = rest
+                            .split_whitespace()
+                            .next()
+                            .and_then(|w| w.parse::<u64>().ok())
+                            .unwrap_or(0);
+                        let group = mix(tag ^ id);
+                        for mut lab in pending.drain(..) {
+                            lab.group = group;
+                            keep(lab, &mut out);
+                        }
+                    }
                 }
-                continue;
-            };
-            if !games {
-                group += 1;
             }
-            lab.group = group;
-            if !lab.board.checkers().is_empty() {
-                continue; // a position in check is not quiet: never a training position
-            }
-            if seen.insert(lab.board.hash()) {
-                out.push(lab);
-                if limit.is_some_and(|n| out.len() as u64 >= n) {
-                    return Ok((out, dups));
-                }
-            } else {
-                dups += 1;
+            if full(&out) {
+                out.truncate(limit.unwrap_or(u64::MAX) as usize);
+                return Ok((out, dups));
             }
         }
+        // Positions outside `# game` blocks: each its own group.
+        for mut lab in pending {
+            lab.group = lab.board.hash();
+            keep(lab, &mut out);
+        }
+    }
+    if let Some(n) = limit {
+        out.truncate(n as usize);
     }
     Ok((out, dups))
+}
+
+/// SplitMix64's finaliser: spreads ids and hashes over 64 bits.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// FNV-1a of a line (a stable hash: the same text gives the same tag on every machine).
+fn text_hash(s: &str) -> u64 {
+    s.bytes().fold(0xCBF2_9CE4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3)
+    })
 }
 
 /// The positions as sparse linear forms (structure of arrays).
@@ -336,10 +400,10 @@ impl Dataset {
         self.result.push(lab.result as f32);
         self.score.push(lab.score);
         // A fixed share of games (positions of one game share its result, so splitting
-        // inside a game would let the hold-out loss see the training games).
-        let h = (lab.group ^ 0x7E57_0000_0000).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+        // inside a game would let the hold-out loss see the training games), chosen as the
+        // corpus loader chooses it: by the game alone.
         self.holdout
-            .push((h as f64 / (1u64 << 53) as f64) * 100.0 < holdout_pct);
+            .push(crate::corpus::is_holdout(lab.group, holdout_pct));
     }
 
     /// Trace `positions` (in parallel).
@@ -758,9 +822,82 @@ fn save_state(path: &Path, st: &State) -> Result<(), TuneError> {
     })
 }
 
+/// Check `--out` before any work: an existing path must be a regular file, and its
+/// directory one this run can write in (the state file goes there too). Returns the state
+/// file's path and the run's lock (`FILE.tune-state.json.lock`: a second tune on the same
+/// `--out` is refused while this one runs).
+fn claim_out(out: &Path) -> Result<(PathBuf, std::fs::File), TuneError> {
+    let bad = |why: String| TuneError::Data(format!("--out {}: {why}", out.display()));
+    if let Ok(m) = std::fs::metadata(out)
+        && !m.is_file()
+    {
+        return Err(bad("not a regular file".into()));
+    }
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(bad(format!("{} is not a directory", dir.display())));
+    }
+    let spath = state_path(out);
+    if let Ok(m) = std::fs::metadata(&spath)
+        && !m.is_file()
+    {
+        return Err(bad(format!("{}: not a regular file", spath.display())));
+    }
+    // The run's lock lives in its own file beside the state (the state and the output are
+    // replaced by renames, which a lock on them would not survive); creating it also proves
+    // the directory writable before any work.
+    let mut lpath = spath.clone().into_os_string();
+    lpath.push(".lock");
+    let lpath = PathBuf::from(lpath);
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .append(true)
+        .open(&lpath)
+        .map_err(|e| bad(format!("cannot write {}: {e}", lpath.display())))?;
+    match f.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(bad(
+                "another tune is writing it (its state file is locked)".into()
+            ));
+        }
+        Err(std::fs::TryLockError::Error(_)) => {} // no locks on this file system
+    }
+    Ok((spath, f))
+}
+
+/// A saved state's numbers, checked: K positive and finite, every weight and moment finite
+/// and every weight within the ±30,000 the parameter file allows.
+fn check_state(st: &State) -> Result<(), String> {
+    if !(st.k.is_finite() && st.k > 0.0) {
+        return Err(format!("k = {} (must be finite and > 0)", st.k));
+    }
+    let weight_ok = |w: &f64| w.is_finite() && w.abs() <= 30_000.0;
+    if let Some(w) = st
+        .weights
+        .iter()
+        .chain(&st.best_weights)
+        .find(|w| !weight_ok(w))
+    {
+        return Err(format!("a weight of {w} (must be finite, within ±30000)"));
+    }
+    if st.m.iter().chain(&st.v).any(|x| !x.is_finite()) || st.v.iter().any(|x| *x < 0.0) {
+        return Err("Adam moments that are not finite (or a negative second moment)".into());
+    }
+    if st.m.len() != P || st.v.len() != P || st.best_weights.len() != P {
+        return Err("vectors of the wrong length".into());
+    }
+    Ok(())
+}
+
 /// Run the tuner; returns a summary line.
 pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
     let t0 = Instant::now();
+    let (spath, _lock) = claim_out(&a.out)?;
     let start: Vec<S> = match &a.from {
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|source| {
@@ -798,7 +935,6 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         d.holdout.iter().filter(|h| **h).count(),
         t0.elapsed().as_secs_f64()
     );
-    let spath = state_path(&a.out);
     let mut st = if a.resume {
         let bytes = std::fs::read(&spath).map_err(|source| {
             TuneError::File(PoolError::Io {
@@ -810,6 +946,12 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
             path: spath.clone(),
             message: format!("not a tune state ({e})"),
         })?;
+        if let Err(why) = check_state(&st) {
+            return Err(TuneError::State {
+                path: spath.clone(),
+                message: format!("not a usable tune state: {why}"),
+            });
+        }
         if st.format != STATE_FORMAT || st.settings != settings || st.weights.len() != P {
             return Err(TuneError::State {
                 path: spath.clone(),
@@ -1062,6 +1204,56 @@ mod tests {
             "{held} of {} games held out",
             by_game.len()
         );
+    }
+
+    #[test]
+    fn the_split_does_not_depend_on_the_order_of_games() {
+        // The same 60 datagen games written in two orders (and as two files in the second
+        // case) hold out the same positions.
+        let d = tempfile::tempdir().unwrap();
+        let pool = format!(
+            "{}/../../data/chess/pools/holdout.epd",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let lines: Vec<String> = std::fs::read_to_string(pool)
+            .unwrap()
+            .lines()
+            .take(600)
+            .map(|l| l.split(';').next().unwrap().trim().to_owned())
+            .collect();
+        let block = |g: usize| {
+            let mut s = String::new();
+            for l in &lines[g * 10..g * 10 + 10] {
+                s.push_str(&format!("{l} | 0 | 0.5\n"));
+            }
+            s.push_str(&format!("# game {g} plies 1 mate positions 10\n"));
+            s
+        };
+        let header = "# actuary datagen v1 nodes=5000 random_plies=4 seed=1 book=b\n";
+        let forward: String = (0..60).map(block).collect();
+        let backward_a: String = (30..60).rev().map(block).collect();
+        let backward_b: String = (0..30).rev().map(block).collect();
+        let f = d.path().join("f.txt");
+        let (a, b) = (d.path().join("a.txt"), d.path().join("b.txt"));
+        std::fs::write(&f, format!("{header}{forward}")).unwrap();
+        std::fs::write(&a, format!("{header}{backward_a}")).unwrap();
+        std::fs::write(&b, format!("{header}{backward_b}")).unwrap();
+        let held = |paths: &[PathBuf]| {
+            let (labs, _) = load(paths, None).unwrap();
+            let data = Dataset::build(&labs, 25.0, 2);
+            let set: std::collections::BTreeSet<u64> = labs
+                .iter()
+                .zip(&data.holdout)
+                .filter(|(_, h)| **h)
+                .map(|(l, _)| l.board.hash())
+                .collect();
+            (labs.len(), set)
+        };
+        let (n1, h1) = held(&[f]);
+        let (n2, h2) = held(&[a, b]);
+        assert_eq!(n1, n2);
+        assert_eq!(h1, h2);
+        assert!(!h1.is_empty() && h1.len() < n1, "{} of {n1}", h1.len());
     }
 
     /// The tuner's float evaluation is the engine's (up to the engine's integer rounding).

@@ -1,4 +1,4 @@
-//! ns per evaluation for each tier of DESIGN.md §2 (issue 13, item 1).
+//! ns per evaluation for each tier of docs/design/chess-DESIGN.md §2 (issue 13, item 1).
 //!
 //! The positions are the 40 bench positions, their children and grandchildren (the first
 //! 4,096 in move-generation order): real middlegames and endgames, cache-warm.

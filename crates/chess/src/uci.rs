@@ -256,33 +256,35 @@ pub enum Flow {
 }
 
 pub struct Engine {
-    pub pos: Position,
+    pos: Position,
     tt: Arc<Tt>,
     stop: Arc<AtomicBool>,
     workers: Vec<Worker>,
     search: Option<JoinHandle<Vec<Worker>>>,
     /// The running `go ponder` search's clock start, set on `ponderhit`.
     ponder: Option<PonderHit>,
-    pub threads: usize,
-    pub hash_mb: usize,
+    threads: usize,
+    hash_mb: usize,
     /// UCI `HashWays`: slots per hash bucket (1, the table the engine has always had, until an
     /// Elo test supports more).
-    pub hash_ways: usize,
-    pub multipv: usize,
-    pub move_overhead: u64,
-    pub default_depth: Option<i32>,
-    pub default_nodes: Option<u64>,
+    hash_ways: usize,
+    multipv: usize,
+    move_overhead: u64,
+    default_depth: Option<i32>,
+    default_nodes: Option<u64>,
     /// UCI `LazyEval`: early evaluation exits (off until an Elo test supports them).
-    pub lazy_eval: bool,
+    lazy_eval: bool,
     /// UCI `LazyTables`: the margin tables used when `LazyEval` is on.
-    pub tables: Arc<LazyMargins>,
+    tables: Arc<LazyMargins>,
     /// UCI `prune.*`: every pruning switch, and the measured tables.
-    pub prune: PruneConfig,
+    prune: PruneConfig,
     /// Files behind `prune.fh-table` / `prune.rfp-table` (`None`: embedded).
     prune_files: [Option<std::path::PathBuf>; 2],
     /// UCI `UCI_Chess960`: X-FEN/Shredder-FEN castling in `position fen`, castling moves
     /// written king-takes-rook.
-    pub chess960: bool,
+    chess960: bool,
+    /// Searches that ended in a panic (see [`Engine::search_failures`]).
+    search_failures: u64,
 }
 
 /// The longest input line read (1 MiB): a `position startpos moves ...` of a 10,000-ply game
@@ -364,6 +366,7 @@ impl Engine {
             prune: PruneConfig::default(),
             prune_files: [None, None],
             chess960: false,
+            search_failures: 0,
         }
     }
 
@@ -417,6 +420,10 @@ impl Engine {
             Ok(flow) => flow,
             Err(e) => {
                 println!("info string error: {e}");
+                // A refused `go` still owes the GUI its `bestmove` (it would wait for ever).
+                if line.split_whitespace().next() == Some("go") && !self.is_searching() {
+                    println!("bestmove {}", self.fallback_move());
+                }
                 Flow::Continue
             }
         }
@@ -426,6 +433,25 @@ impl Engine {
         self.search.as_ref().is_some_and(|h| !h.is_finished())
     }
 
+    /// The move to answer with when no search can run: the first legal move, `0000` if none.
+    fn fallback_move(&self) -> String {
+        crate::board::legal_moves(&self.pos.board)
+            .first()
+            .map(|&m| crate::board::move_to_uci_with(&self.pos.board, m, self.chess960))
+            .unwrap_or_else(|| "0000".into())
+    }
+
+    /// The position the next `go` searches.
+    pub fn position(&self) -> &Position {
+        &self.pos
+    }
+
+    /// How many searches ended in a panic (reported as `info string error`, the engine going
+    /// on with fresh workers): a test's way to see a failure the protocol swallows.
+    pub fn search_failures(&self) -> u64 {
+        self.search_failures
+    }
+
     /// Stop a running search (if any) and take the workers back.
     pub fn stop_search(&mut self) {
         if let Some(h) = self.search.take() {
@@ -433,6 +459,7 @@ impl Engine {
             match h.join() {
                 Ok(w) => self.workers = w,
                 Err(_) => {
+                    self.search_failures += 1;
                     println!("info string error: search thread failed; state reset");
                     self.workers = (0..self.threads).map(Worker::new).collect();
                 }
@@ -720,6 +747,13 @@ impl Engine {
             .stack_size(64 << 20)
             .spawn(move || {
                 let r = search(&pos, &limits, &opts, &mut workers, &tt, &stop);
+                if r.threads < workers.len() {
+                    println!(
+                        "info string only {} of {} search threads could start (memory or thread limit)",
+                        r.threads,
+                        workers.len()
+                    );
+                }
                 println!("info string eval exits {}", exit_breakdown(&r.exits));
                 println!("info string prune {}", r.prunes.pairs());
                 let best = r
@@ -745,7 +779,9 @@ impl Engine {
         match handle {
             Ok(h) => self.search = Some(h),
             Err(e) => {
+                // A GUI waits for `bestmove`: answer with a legal move (or 0000) anyway.
                 println!("info string error: cannot start search thread: {e}");
+                println!("bestmove {}", self.fallback_move());
                 self.workers = (0..self.threads).map(Worker::new).collect();
             }
         }
@@ -754,29 +790,28 @@ impl Engine {
 }
 
 /// The `option name prune.* ...` lines (one per switch of [`crate::search::prune::SWITCHES`],
-/// plus the two table files), with `cfg`'s values as defaults.
+/// typed by its kind, plus the two table files), with `cfg`'s values as defaults.
 pub fn prune_option_lines(cfg: &PruneConfig) -> Vec<String> {
-    let d = cfg.describe();
-    let current = |key: &str| {
-        d.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
-            .unwrap_or("")
-            .to_string()
-    };
-    let mut out = Vec::new();
-    for (key, values, _) in crate::search::prune::SWITCHES {
-        let v = current(key);
-        let line = match *values {
-            "on|off" => format!("option name prune.{key} type check default {}", v == "on"),
-            "1..=10" => format!("option name prune.{key} type spin default {v} min 1 max 10"),
-            "0..=1000" => format!("option name prune.{key} type spin default {v} min 0 max 1000"),
-            vars => {
-                let vars: String = vars.split('|').map(|x| format!(" var {x}")).collect();
-                format!("option name prune.{key} type combo default {v}{vars}")
+    use crate::search::prune::{SWITCHES, SwitchKind};
+    let mut out: Vec<String> = SWITCHES
+        .iter()
+        .map(|s| {
+            let v = (s.get)(cfg);
+            let key = s.name;
+            match s.kind {
+                SwitchKind::OnOff => {
+                    format!("option name prune.{key} type check default {}", v == "on")
+                }
+                SwitchKind::Range { min, max } => {
+                    format!("option name prune.{key} type spin default {v} min {min} max {max}")
+                }
+                SwitchKind::Choice(names) => {
+                    let vars: String = names.iter().map(|x| format!(" var {x}")).collect();
+                    format!("option name prune.{key} type combo default {v}{vars}")
+                }
             }
-        };
-        out.push(line);
-    }
+        })
+        .collect();
     out.push(format!(
         "option name prune.fh-table type string default {EMBEDDED_TABLES_NAME}"
     ));

@@ -43,3 +43,13 @@ fn bench_signature() {
         "the bench signature changed: the search behaves differently"
     );
 }
+
+/// `prune.se=on` (singular extensions with multi-cut and a negative extension, issue 33):
+/// its own count, larger than the default's (extensions deepen a fixed-depth tree).
+#[test]
+fn singular_extension_signature() {
+    let mut cfg = chess::search::prune::PruneConfig::default();
+    cfg.set("se", "on").unwrap();
+    let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
+    assert_eq!(r.nodes, 12_547_077);
+}

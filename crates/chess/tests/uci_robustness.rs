@@ -46,7 +46,7 @@ fn malformed_lines_do_not_panic() {
     // Still alive and correct afterwards.
     e.handle_line("position startpos moves e2e4 e7e5");
     assert_eq!(
-        to_fen(&e.pos.board),
+        to_fen(&e.position().board),
         "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq e6 0 2"
     );
 }
@@ -55,9 +55,9 @@ fn malformed_lines_do_not_panic() {
 fn illegal_move_keeps_previous_position() {
     let mut e = Engine::new();
     e.handle_line("position startpos moves e2e4");
-    let before = to_fen(&e.pos.board);
+    let before = to_fen(&e.position().board);
     e.handle_line("position startpos moves e2e4 e7e5 g1g5");
-    assert_eq!(to_fen(&e.pos.board), before);
+    assert_eq!(to_fen(&e.position().board), before);
     assert!(parse_command("position startpos moves e2e4").is_ok());
     let mut e2 = Engine::new();
     assert!(
@@ -96,6 +96,8 @@ fn mate_and_stalemate_positions() {
     e.handle_line("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
     e.handle_line("go depth 3");
     e.stop_search();
+    // A panic in the search thread is answered on the protocol and swallowed: count it.
+    assert_eq!(e.search_failures(), 0, "a search thread panicked");
 }
 
 /// Wait up to `secs` for the search to end by itself; `false` (after stopping it) if not.
@@ -163,7 +165,7 @@ fn invalid_utf8_line_is_skipped() {
     let input: &[u8] = b"\xff\xfe garbage\nposition startpos moves e2e4\r\nisready\n";
     e.run(input);
     assert_eq!(
-        to_fen(&e.pos.board),
+        to_fen(&e.position().board),
         "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
     );
 }
@@ -245,7 +247,7 @@ fn an_endless_line_is_skipped_in_bounded_memory() {
     input.extend_from_slice(b"\nposition startpos moves e2e4\n");
     e.run(Cursor::new(input));
     assert_eq!(
-        to_fen(&e.pos.board),
+        to_fen(&e.position().board),
         "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
     );
 }

@@ -63,37 +63,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
-            if matches!(e.kind(), DisplayHelp | DisplayVersion) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
-            }
-            if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                let text = e.render().to_string();
-                let usage = text
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Usage: "))
-                    .unwrap_or("drop7 <COMMAND>");
-                eprintln!("error: a command is missing: {usage} (add --help for the list)");
-                return ExitCode::from(2);
-            }
-            // one line: clap's message names the flag and what it accepts; its own line breaks
-            // (the missing arguments, one per line; a value holding a line break) become
-            // spaces, and the usage after the blank line is left out
-            let text = e.render().to_string();
-            let body = text.split("\n\n").next().unwrap_or("error: bad arguments");
-            let line: Vec<&str> = body
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            eprintln!("{}", line.join(" "));
-            return ExitCode::from(2);
-        }
-    };
+    let (cli, _) = cmdline::parse::<Cli>();
     let result = match cli.command {
         Command::Trace(a) => mechanics::trace(a),
         Command::Step(a) => mechanics::step(a),

@@ -295,6 +295,10 @@ enum MergeWhat {
         /// The whole seed block the shards split.
         #[arg(long)]
         seeds: SeedBlock,
+        /// Replace FILE even if it holds records the shards do not (another arm's games, or
+        /// games played into it).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -308,7 +312,7 @@ pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
                 print_text(&markdown(&report))
             }
         }
-        MergeWhat::Play { file, seeds } => {
+        MergeWhat::Play { file, seeds, force } => {
             let dir = file
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
@@ -334,11 +338,48 @@ pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
             }
             let records = drop7::runner::merge_shards(seeds, None, &parts)
                 .map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            // FILE is a results file like `play --out`'s: take its lock for the whole merge
+            // (a `play` writing it is not overwritten), and keep what the shards do not hold.
+            if let Ok(m) = std::fs::metadata(&file)
+                && !m.is_file()
+            {
+                bail!("{}: not a regular file", file.display());
+            }
+            let held = evidence::open_append(&file).map_err(|e| e.into_io())?;
+            held.try_lock().map_err(|e| match e {
+                std::fs::TryLockError::WouldBlock => anyhow!(
+                    "{}: another process is writing this results file (it is locked)",
+                    file.display()
+                ),
+                std::fs::TryLockError::Error(e) => anyhow!("{}: {e}", file.display()),
+            })?;
+            let merged: std::collections::HashSet<String> = records
+                .iter()
+                .map(|r| serde_json::to_string(r).expect("record"))
+                .collect();
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            let foreign = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .filter(|l| {
+                    serde_json::from_str::<drop7::runner::GameRecord>(l).map_or(true, |r| {
+                        !merged.contains(&serde_json::to_string(&r).expect("record"))
+                    })
+                })
+                .count();
+            if foreign > 0 && !force {
+                bail!(
+                    "{}: holds {foreign} line(s) the shards do not (another arm's games, or games played into it); --force replaces them",
+                    file.display()
+                );
+            }
             let text: String = records
                 .iter()
                 .map(|r| serde_json::to_string(r).expect("record") + "\n")
                 .collect();
             evidence::atomic_write(&file, text.as_bytes())?;
+            drop(held);
             print_line(&format!(
                 "merged {} shards into {} ({} games)",
                 parts.len(),

@@ -274,9 +274,13 @@ fn run_case(case: &Value) -> Result<(), String> {
         if !stdout.is_empty() {
             return fail("a refusal wrote to stdout".into());
         }
+        // The whole of stderr is the one `error:` line.
         let [line] = errors[..] else {
             return fail(format!("{} `error:` lines, expected one", errors.len()));
         };
+        if stderr.lines().count() != 1 {
+            return fail("stderr holds more than the one `error:` line".into());
+        }
         if let Some(s) = &says
             && !line.contains(s.as_str())
         {

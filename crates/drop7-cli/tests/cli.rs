@@ -607,4 +607,50 @@ fn shards_as_processes_merge_to_the_single_process_screen() {
         })
         .collect();
     assert_eq!(seeds, (0x10..0x17).collect::<Vec<u64>>());
+    // Merging again over its own result is fine; over a file holding another arm's games it
+    // is refused (issue 36: merge destroyed them), unless forced.
+    let o = drop7(&["merge", "play", p.to_str().unwrap(), "--seeds", "0x10:7"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let own = std::fs::read_to_string(&p).unwrap();
+    let o = drop7(&[
+        "play",
+        "--policy",
+        "leftmost",
+        "--seeds",
+        "0x40:2",
+        "--quiet",
+        "--out",
+        d.join("other.jsonl").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let other = std::fs::read_to_string(d.join("other.jsonl")).unwrap();
+    std::fs::write(&p, format!("{own}{other}")).unwrap();
+    let o = drop7(&["merge", "play", p.to_str().unwrap(), "--seeds", "0x10:7"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("holds 2 line(s) the shards do not") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        format!("{own}{other}")
+    );
+    let o = drop7(&[
+        "merge",
+        "play",
+        p.to_str().unwrap(),
+        "--seeds",
+        "0x10:7",
+        "--force",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), own);
+    // A `play` holding FILE's lock: the merge is refused and the file left alone.
+    let held = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    held.lock().unwrap();
+    let o = drop7(&["merge", "play", p.to_str().unwrap(), "--seeds", "0x10:7"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("is locked"), "{}", text(&o.stderr));
+    drop(held);
 }

@@ -731,3 +731,145 @@ fn api_results_replays_screens_training_and_confinement() {
         "not in the results directory",
     );
 }
+
+/// Issue 36, items 1–3: every file the server opens is confined to `--dir` and regular (a
+/// symlink beside a checked path, a FIFO, a directory's implied file); a replay of any depth
+/// answers promptly or is refused; another site's page cannot make requests.
+#[cfg(unix)]
+#[test]
+fn hostile_files_and_requests_are_refused() {
+    use std::os::unix::fs::symlink;
+    let tmp = tmpdir("hostile");
+    let root = tmp.path().join("results");
+    std::fs::create_dir_all(&root).unwrap();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let secret = "SECRET-OUTSIDE-THE-RESULTS";
+    std::fs::write(outside.join("secret.md"), secret).unwrap();
+    std::fs::write(
+        outside.join("secret.json"),
+        format!("{{\"s\": \"{secret}\"}}"),
+    )
+    .unwrap();
+    let ledger = tmp.path().join("leases.json");
+    // a real screen, its report.md replaced by a link outside
+    drop7(&[
+        "screen",
+        "--arms",
+        "center,leftmost",
+        "--seeds",
+        "0x200:2",
+        "--out",
+        &root.join("scr2").display().to_string(),
+        "--ledger",
+        &ledger.display().to_string(),
+        "--quiet",
+        "--force",
+    ]);
+    std::fs::remove_file(root.join("scr2/report.md")).unwrap();
+    symlink(outside.join("secret.md"), root.join("scr2/report.md")).unwrap();
+    // a training run whose checkpoint.json links outside; a run directory whose
+    // progress.jsonl links outside
+    std::fs::create_dir_all(root.join("run2")).unwrap();
+    std::fs::write(
+        root.join("run2/progress.jsonl"),
+        "{\"kind\":\"train\",\"moves\":10,\"games\":1,\"movesPerSecond\":10.0,\"recentMeanScore\":5.0,\"recentGames\":1,\"openingValue\":1.0,\"wallSeconds\":1.0,\"threads\":1}\n",
+    )
+    .unwrap();
+    symlink(
+        outside.join("secret.json"),
+        root.join("run2/checkpoint.json"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("run3")).unwrap();
+    std::fs::write(outside.join("progress.jsonl"), format!("{secret}\n")).unwrap();
+    symlink(
+        outside.join("progress.jsonl"),
+        root.join("run3/progress.jsonl"),
+    )
+    .unwrap();
+    // FIFOs where files are expected
+    for f in ["fifo.json", "fifo.jsonl", "scr3"] {
+        let ok = Command::new("mkfifo").arg(root.join(f)).status().unwrap();
+        assert!(ok.success());
+    }
+    std::fs::create_dir_all(root.join("scr4")).unwrap();
+    let ok = Command::new("mkfifo")
+        .arg(root.join("scr4/report.json"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+
+    let s = Serve::start(&root, &[]);
+    let body = |path: &str| {
+        let (st, _, b) = s.request("GET", path, "", b"");
+        (st, String::from_utf8_lossy(&b).into_owned())
+    };
+    // The screen is served, its outside report.md is not.
+    let (st, b) = body("/api/screen?path=scr2");
+    assert!(!b.contains(secret), "{b}");
+    assert_eq!(st, 200, "{b}");
+    // The run is served, its outside checkpoint is not.
+    let (st, b) = body("/api/training?path=run2");
+    assert!(!b.contains(secret), "{b}");
+    assert_eq!(st, 200, "{b}");
+    // A directory naming an outside progress.jsonl is refused like the file itself.
+    for p in [
+        "/api/training?path=run3",
+        "/api/training?path=run3/progress.jsonl",
+    ] {
+        let (st, b) = body(p);
+        assert!(!b.contains(secret), "{p}: {b}");
+        assert!((400..500).contains(&st), "{p}: {st} {b}");
+    }
+    // FIFOs: every endpoint that takes a path answers at once, many times, and the server
+    // still answers afterwards.
+    for _ in 0..4 {
+        for p in [
+            "/api/screen?path=fifo.json",
+            "/api/screen?path=scr3",
+            "/api/screen?path=scr4",
+            "/api/games?file=fifo.jsonl",
+            "/api/replay?file=fifo.jsonl&seed=1",
+            "/api/training?path=fifo.jsonl",
+            "/files/fifo.json",
+        ] {
+            let (st, b) = body(p);
+            assert!((400..500).contains(&st), "{p}: {st} {b}");
+        }
+    }
+    assert_eq!(s.ok("/api/info")["moveCap"], 2000);
+    assert!(s.ok("/api/files").to_string().len() > 2);
+    // A replay deeper than the cap is refused at once; advice keeps its own cap.
+    let t0 = std::time::Instant::now();
+    s.refused(
+        "GET",
+        "/api/replay?policy=fair-d6s7&seed=1",
+        "",
+        400,
+        "at most depth 3",
+    );
+    s.refused(
+        "GET",
+        "/api/replay?policy=fair-d4s7&seed=1",
+        "",
+        400,
+        "at most depth 3",
+    );
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    // Another site's page: refused whatever the endpoint.
+    for h in [
+        "Origin: http://evil.example\r\n",
+        "Sec-Fetch-Site: cross-site\r\n",
+    ] {
+        let (st, _, b) = s.request("GET", "/api/info", h, b"");
+        assert_eq!(st, 403, "{h}: {}", String::from_utf8_lossy(&b));
+    }
+    // The page's own requests still work.
+    let own = format!(
+        "Origin: http://{}\r\nSec-Fetch-Site: same-origin\r\n",
+        s.addr
+    );
+    let (st, _, _) = s.request("GET", "/api/info", &own, b"");
+    assert_eq!(st, 200);
+}

@@ -119,3 +119,76 @@ fn slurm_job_array_matches_the_single_process_screen() {
     }
     println!("{}", std::fs::read_to_string(a.join("report.md")).unwrap());
 }
+
+/// Issue 36, item 12: `slurm-single-node.sh stop` ends the daemons it started (their PIDs in
+/// its directory) and no other process of the same name — on a real Slurm node it must not
+/// stop the node's own daemons. Stand-ins: copies of `sleep` named like the daemons.
+#[test]
+fn stop_ends_only_the_test_clusters_own_daemons() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let sleep = std::str::from_utf8(
+        &Command::new("sh")
+            .args(["-c", "command -v sleep"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_owned();
+    let spawn = |who: &str, name: &str| {
+        let dir = d.path().join(who);
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join(name);
+        std::fs::copy(&sleep, &exe).unwrap();
+        // Another test's fork may briefly hold the new file open for writing (ETXTBSY).
+        let mut tries = 0;
+        loop {
+            match Command::new(&exe).arg("60").spawn() {
+                Ok(c) => break c,
+                Err(e) if e.raw_os_error() == Some(26) && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => panic!("{}: {e}", exe.display()),
+            }
+        }
+    };
+    // ours: a slurmd and a munged with PID files; theirs: a slurmctld and a slurmd without
+    let mut ours = [spawn("ours", "slurmd"), spawn("ours", "munged")];
+    let mut theirs = [spawn("theirs", "slurmctld"), spawn("theirs", "slurmd")];
+    std::fs::write(run.join("slurmd.pid"), ours[0].id().to_string()).unwrap();
+    std::fs::write(run.join("munged.pid"), ours[1].id().to_string()).unwrap();
+    // a stale PID file naming a process that is not that daemon is left alone too
+    std::fs::write(run.join("slurmctld.pid"), theirs[1].id().to_string()).unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/slurm-single-node.sh"
+    );
+    let out = Command::new("bash")
+        .arg(script)
+        .arg("stop")
+        .env("SLURM_DIR", d.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for c in &mut ours {
+        let st = c.wait().unwrap();
+        assert!(!st.success(), "our daemon was not stopped");
+    }
+    for c in &mut theirs {
+        assert!(
+            c.try_wait().unwrap().is_none(),
+            "a daemon the script did not start was stopped"
+        );
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+    assert!(!run.join("slurmd.pid").exists() && !run.join("munged.pid").exists());
+}

@@ -1,7 +1,7 @@
 //! The JSON API: each handler maps query parameters onto library calls and answers one JSON
 //! value, or an [`ApiError`] (4xx with a one-line message).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -33,6 +33,12 @@ pub struct Model {
 
 /// Deepest search the advice button runs (deeper ones take minutes per move).
 const MAX_ADVICE_DEPTH: u32 = 4;
+/// Deepest search a whole-game replay may use (a game is about a hundred decisions: at
+/// depth 3 a replay takes seconds, at depth 4 minutes).
+const MAX_REPLAY_DEPTH: u32 = 3;
+/// Wall time one replay may take before it is abandoned (503): the work per request is
+/// bounded whatever the policy.
+const REPLAY_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 /// Replays kept in memory.
 const REPLAY_CACHE: usize = 64;
 /// Records listed per results file.
@@ -281,12 +287,72 @@ fn requested_state(p: &Params) -> Result<PublicState, ApiError> {
     Ok(g.public())
 }
 
+/// Models kept loaded, least recently used evicted first, within [`MODEL_CACHE_BYTES`] of
+/// weights (an arm-C model is 4 GB: five distinct models must not mean 20).
+#[derive(Default)]
+pub struct ModelCache {
+    entries: HashMap<PathBuf, (Model, u64)>,
+    /// Use counter: an entry's stamp is the count when it was last used.
+    clock: u64,
+}
+
+/// Bytes of weights the model cache keeps at most (one larger model is still served: it is
+/// then the only one kept).
+pub const MODEL_CACHE_BYTES: u64 = 6 << 30;
+
+impl ModelCache {
+    fn bytes(m: &Model) -> u64 {
+        m.tables.weights.len() as u64 * 4
+    }
+
+    fn get(&mut self, path: &Path) -> Option<Model> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.entries.get_mut(path).map(|(m, used)| {
+            *used = clock;
+            m.clone()
+        })
+    }
+
+    /// Make room for `incoming` bytes: evict least recently used models until it fits.
+    fn make_room(&mut self, incoming: u64) {
+        loop {
+            let held: u64 = self.entries.values().map(|(m, _)| Self::bytes(m)).sum();
+            if held + incoming <= MODEL_CACHE_BYTES || self.entries.is_empty() {
+                return;
+            }
+            let oldest = self
+                .entries
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(p, _)| p.clone())
+                .expect("not empty");
+            self.entries.remove(&oldest);
+        }
+    }
+
+    fn insert(&mut self, path: PathBuf, m: Model) {
+        self.make_room(Self::bytes(&m));
+        self.clock += 1;
+        self.entries.insert(path, (m, self.clock));
+    }
+
+    /// Models held, for `/api/info`-style reporting and tests.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
 fn load_model(ctx: &Ctx, path: &Path) -> Result<Model, ApiError> {
     let mut cache = ctx.models.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(m) = cache.get(path) {
-        return Ok(m.clone());
+        return Ok(m);
     }
-    let (tables, info) = ntuple::model::load(path, false).map_err(|e| {
+    let failed = |e: ntuple::Error| {
         ApiError::new(
             422,
             format!(
@@ -294,7 +360,12 @@ fn load_model(ctx: &Ctx, path: &Path) -> Result<Model, ApiError> {
                 path.file_name().unwrap_or_default().to_string_lossy()
             ),
         )
-    })?;
+    };
+    // Room first (from the header's size), so that memory never holds the old models and
+    // the new one at once beyond the bound.
+    let header = ntuple::model::read_info(path).map_err(failed)?;
+    cache.make_room(header.entries * 4);
+    let (tables, info) = ntuple::model::load(path, false).map_err(failed)?;
     let m = Model {
         tables: Arc::new(tables),
         sha256: info.sha256,
@@ -373,9 +444,34 @@ fn parse_policy(s: &str) -> Result<PolicySpec, ApiError> {
         .map_err(|e| ApiError::bad(format!("policy: {e}")))
 }
 
-/// Fresh policy instances for a policy name or a results file's arm label.
+/// The search depth of a policy (`None` for policies that do not search).
+fn search_depth(spec: &PolicySpec) -> Option<u32> {
+    match spec {
+        PolicySpec::Builtin(BuiltinPolicy::Fair { depth, .. }) => Some(*depth),
+        PolicySpec::NTuple {
+            search: Some((d, _)),
+            ..
+        } => Some(*d),
+        _ => None,
+    }
+}
+
+/// Refuse a policy that searches deeper than `max` (`what`: the endpoint, for the message).
+fn check_depth(spec: &PolicySpec, name: &str, max: u32, what: &str) -> Result<(), ApiError> {
+    match search_depth(spec) {
+        Some(d) if d > max => Err(ApiError::bad(format!(
+            "policy `{name}`: {what} searches at most depth {max}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Fresh policy instances for a policy name or a results file's arm label (for replays:
+/// at most [`MAX_REPLAY_DEPTH`]).
 fn factory_for(ctx: &Ctx, label: &str) -> Result<PolicyFactory, ApiError> {
-    match parse_policy(label)? {
+    let spec = parse_policy(label)?;
+    check_depth(&spec, label, MAX_REPLAY_DEPTH, "a replay")?;
+    match spec {
         PolicySpec::Builtin(b) => b.factory().map_err(|e| ApiError::bad(e.to_string())),
         PolicySpec::NTuple { search, model } => {
             let m = model_for(ctx, model.as_deref())?;
@@ -431,19 +527,7 @@ fn one_ply_json(t: &Tables, s: &PublicState, policy: &mut dyn Policy) -> Value {
 pub fn advice(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
     let name = p.get("policy").map_or("fair-d2s7", String::as_str);
     let spec = parse_policy(name)?;
-    let depth = match &spec {
-        PolicySpec::Builtin(BuiltinPolicy::Fair { depth, .. }) => Some(*depth),
-        PolicySpec::NTuple {
-            search: Some((d, _)),
-            ..
-        } => Some(*d),
-        _ => None,
-    };
-    if depth.is_some_and(|d| d > MAX_ADVICE_DEPTH) {
-        return Err(ApiError::bad(format!(
-            "policy `{name}`: advice searches at most depth {MAX_ADVICE_DEPTH}"
-        )));
-    }
+    check_depth(&spec, name, MAX_ADVICE_DEPTH, "advice")?;
     let s = requested_state(p)?;
     if s.board.legal_mask() == 0 {
         return Err(ApiError::bad("no legal column: there is no move to advise"));
@@ -542,13 +626,12 @@ pub fn load(body: &str) -> Result<Value, ApiError> {
 }
 
 /// Game records of a results file (lines that are not records are counted, not fatal).
-fn read_records(path: &Path, limit: usize) -> Result<(Vec<GameRecord>, usize, usize), ApiError> {
-    let meta = std::fs::metadata(path).map_err(|e| ApiError::not_found(e.to_string()))?;
-    if meta.len() > 4 * MAX_FILE {
-        return Err(ApiError::new(413, "results file too large to browse"));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ApiError::bad(format!("not a text file: {e}")))?;
+fn read_records(
+    root: &Root,
+    path: &Path,
+    limit: usize,
+) -> Result<(Vec<GameRecord>, usize, usize), ApiError> {
+    let text = root.read_to_string(path, 4 * MAX_FILE)?;
     let (mut out, mut total, mut bad) = (Vec::new(), 0, 0);
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         match serde_json::from_str::<GameRecord>(line) {
@@ -565,9 +648,9 @@ fn read_records(path: &Path, limit: usize) -> Result<(Vec<GameRecord>, usize, us
 }
 
 /// The first record of a file, if it is a results file.
-fn first_record(path: &Path) -> Option<GameRecord> {
+fn first_record(root: &Root, path: &Path) -> Option<GameRecord> {
     use std::io::BufRead;
-    let f = std::fs::File::open(path).ok()?;
+    let f = root.open(path, u64::MAX).ok()?;
     let mut r = std::io::BufReader::new(f);
     let mut line = String::new();
     for _ in 0..4 {
@@ -590,7 +673,7 @@ pub fn results_files(ctx: &Ctx) -> Result<Value, ApiError> {
         .into_iter()
         .filter(|f| has_ext(f, &["jsonl"]) && f.file_name().is_some_and(|n| n != "progress.jsonl"))
         .filter_map(|f| {
-            let r = first_record(&f)?;
+            let r = first_record(&ctx.root, &f)?;
             let dir = f.parent()?;
             let screen = dir.join("screen.json").is_file().then(|| ctx.root.rel(dir));
             Some(json!({
@@ -615,7 +698,7 @@ pub fn games(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
             ctx.root.rel(&path)
         )));
     }
-    let (records, total, bad) = read_records(&path, MAX_LISTED)?;
+    let (records, total, bad) = read_records(&ctx.root, &path, MAX_LISTED)?;
     if total == 0 {
         return Err(ApiError::bad(format!(
             "`{}` holds no game records",
@@ -658,7 +741,18 @@ fn replay_game(ctx: &Ctx, label: &str, seed: u32) -> Result<Arc<Value>, ApiError
     ];
     let (mut columns, mut trace) = (Vec::new(), Vec::new());
     let (mut work, mut illegal) = (0u64, false);
+    let t0 = std::time::Instant::now();
     while !game.finished() {
+        if t0.elapsed() > REPLAY_BUDGET {
+            return Err(ApiError::new(
+                503,
+                format!(
+                    "replay of `{label}` on {} took longer than {} s: abandoned",
+                    seed_hex(seed),
+                    REPLAY_BUDGET.as_secs()
+                ),
+            ));
+        }
         let choice = policy.choose(&game.public());
         work += choice.work;
         let Some(c) = choice.column else {
@@ -691,8 +785,8 @@ fn replay_game(ctx: &Ctx, label: &str, seed: u32) -> Result<Arc<Value>, ApiError
     Ok(v)
 }
 
-fn find_record(path: &Path, seed: u32) -> Result<Option<GameRecord>, ApiError> {
-    let (records, ..) = read_records(path, usize::MAX)?;
+fn find_record(root: &Root, path: &Path, seed: u32) -> Result<Option<GameRecord>, ApiError> {
+    let (records, ..) = read_records(root, path, usize::MAX)?;
     Ok(records.into_iter().find(|r| r.seed == seed))
 }
 
@@ -728,7 +822,7 @@ pub fn replay(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
             ctx.root.rel(&path)
         )));
     }
-    let record = find_record(&path, seed)?.ok_or_else(|| {
+    let record = find_record(&ctx.root, &path, seed)?.ok_or_else(|| {
         ApiError::not_found(format!(
             "no game with seed {} in `{}`",
             seed_hex(seed),
@@ -768,11 +862,9 @@ fn camel_keys(v: &Value) -> Value {
     }
 }
 
-fn read_json(path: &Path) -> Option<Value> {
-    if std::fs::metadata(path).ok()?.len() > MAX_FILE {
-        return None;
-    }
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+/// A JSON file of the results directory (confined, regular, at most `MAX_FILE` bytes).
+fn read_json(root: &Root, path: &Path) -> Option<Value> {
+    serde_json::from_str(&root.read_to_string(path, MAX_FILE).ok()?).ok()
 }
 
 /// A screen report (any format version; not the `screen.json` manifest, whose arms are
@@ -811,11 +903,13 @@ fn open_screen(ctx: &Ctx, rel: &str) -> Result<Screen, ApiError> {
     } else {
         path
     };
-    let report = read_json(&report_path).filter(is_report).ok_or_else(|| {
-        ApiError::bad(format!(
-            "`{rel}` is not a screen report (report.json of `drop7 screen`)"
-        ))
-    })?;
+    let report = read_json(&ctx.root, &report_path)
+        .filter(is_report)
+        .ok_or_else(|| {
+            ApiError::bad(format!(
+                "`{rel}` is not a screen report (report.json of `drop7 screen`)"
+            ))
+        })?;
     let parent = report_path.parent().map(Path::to_owned);
     let dir = parent.filter(|d| d.join("screen.json").is_file());
     Ok(Screen {
@@ -883,7 +977,7 @@ impl Screen {
             .collect()
     }
 
-    fn markdown(&self) -> Option<String> {
+    fn markdown(&self, root: &Root) -> Option<String> {
         let md = if self
             .report_path
             .file_name()
@@ -893,7 +987,7 @@ impl Screen {
         } else {
             self.report_path.with_extension("md")
         };
-        std::fs::read_to_string(md).ok()
+        root.read_to_string(&md, MAX_FILE).ok()
     }
 
     fn block(&self) -> Option<SeedBlock> {
@@ -924,7 +1018,7 @@ impl Screen {
                 "format v1: arms were named `policy`; the contrasts' fields are shown under their v2 names"
             } else { "" },
             "seeds": r["seeds"], "lease": r["lease"], "arms": arms, "contrasts": r["contrasts"],
-            "figures": self.figures(root), "markdown": self.markdown(),
+            "figures": self.figures(root), "markdown": self.markdown(root),
         })
     }
 }
@@ -936,7 +1030,9 @@ pub fn runs(ctx: &Ctx) -> Result<Value, ApiError> {
     let mut running = Vec::new();
     let mut seen_dirs = BTreeSet::new();
     for f in files.iter().filter(|f| has_ext(f, &["json"])) {
-        let Some(v) = read_json(f) else { continue };
+        let Some(v) = read_json(&ctx.root, f) else {
+            continue;
+        };
         if is_report(&v) {
             let s = Screen {
                 report_path: f.clone(),
@@ -968,7 +1064,7 @@ pub fn runs(ctx: &Ctx) -> Result<Value, ApiError> {
         .filter_map(|f| {
             let d = f.parent()?;
             (!seen_dirs.contains(d)).then(|| {
-                let v = read_json(f).unwrap_or(Value::Null);
+                let v = read_json(&ctx.root, f).unwrap_or(Value::Null);
                 json!({"path": ctx.root.rel(d), "seeds": v["seeds"], "arms": v["arms"]})
             })
         })
@@ -1036,7 +1132,7 @@ pub fn pair(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
     for who in ["candidate", "reference"] {
         let arm = arm_name(&c[who]);
         let record = match s.games_file(&ctx.root, &arm) {
-            Some(f) => find_record(&f, seed)?,
+            Some(f) => find_record(&ctx.root, &f, seed)?,
             None => None,
         };
         sides.push(replay_with_record(ctx, &arm, seed, record)?);
@@ -1065,13 +1161,14 @@ fn progress_path(ctx: &Ctx, p: &Params) -> Result<PathBuf, ApiError> {
     } else {
         path
     };
-    if !f.is_file() || f.file_name().is_none_or(|n| n != "progress.jsonl") {
+    if f.file_name().is_none_or(|n| n != "progress.jsonl") || f.symlink_metadata().is_err() {
         return Err(ApiError::not_found(format!(
             "`{}` is not a training run (no progress.jsonl)",
             param(p, "path")?
         )));
     }
-    Ok(f)
+    // The file a directory names is checked as the directory was (inside, regular).
+    ctx.root.confine(&f)
 }
 
 /// A training run's progress records (training points, validation points) and checkpoint.
@@ -1086,7 +1183,7 @@ pub fn training(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
         }
     }
     let dir = f.parent().unwrap_or(&f);
-    let checkpoint = read_json(&dir.join("checkpoint.json"));
+    let checkpoint = read_json(&ctx.root, &dir.join("checkpoint.json"));
     Ok(
         json!({"path": ctx.root.rel(dir), "train": train, "validation": validation, "checkpoint": checkpoint}),
     )
@@ -1114,9 +1211,45 @@ pub fn raw_file(ctx: &Ctx, rel: &str) -> Result<Body, ApiError> {
             "`{rel}`: only svg, png, json, jsonl, md and txt files are served"
         ))
     })?;
-    if std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) > MAX_FILE {
-        return Err(ApiError::new(413, format!("`{rel}` is too large to serve")));
-    }
-    let bytes = std::fs::read(&path).map_err(|e| ApiError::not_found(e.to_string()))?;
+    let bytes = ctx.root.read(&path, MAX_FILE)?;
     Ok(Body::Bytes(bytes, kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ntuple::layout::Layout;
+    use ntuple::tables::{OPTIMISTIC_TOTAL, Tables};
+
+    fn model(spec: &str) -> Model {
+        let t = Tables::new(Layout::parse(spec).unwrap(), OPTIMISTIC_TOTAL, false).unwrap();
+        Model {
+            tables: Arc::new(t),
+            sha256: spec.into(),
+        }
+    }
+
+    #[test]
+    fn the_model_cache_evicts_the_least_recently_used_beyond_its_bound() {
+        let m = model("win23,phase=none");
+        let each = ModelCache::bytes(&m);
+        assert!(each > 0);
+        let fit = (MODEL_CACHE_BYTES / each) as usize;
+        assert!(fit >= 2, "{each} bytes a model");
+        let mut c = ModelCache::default();
+        for i in 0..fit {
+            c.insert(PathBuf::from(format!("m{i}")), m.clone());
+        }
+        assert_eq!(c.len(), fit);
+        // m0 used again: m1 is now the least recently used and goes first.
+        assert!(c.get(Path::new("m0")).is_some());
+        c.insert(PathBuf::from("new"), m.clone());
+        assert_eq!(c.len(), fit);
+        assert!(c.get(Path::new("m0")).is_some());
+        assert!(c.get(Path::new("m1")).is_none());
+        assert!(c.get(Path::new("new")).is_some());
+        // A model larger than the whole bound is kept alone.
+        c.make_room(MODEL_CACHE_BYTES + 1);
+        assert!(c.is_empty());
+    }
 }

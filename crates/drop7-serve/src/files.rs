@@ -65,6 +65,82 @@ impl Root {
         Ok(real)
     }
 
+    /// A path the server is about to open — named by a request, or found beside one (a
+    /// report's `report.md`, a run's `checkpoint.json`, a directory's `report.json`): after
+    /// resolving every symlink it must lie inside the root (403) and be a regular file (404
+    /// for a missing file, a directory, a FIFO or a device). Every file the server reads
+    /// passes here first, through [`Root::open`].
+    pub fn confine(&self, path: &Path) -> Result<PathBuf, ApiError> {
+        let shown = || self.rel(path);
+        let real = path.canonicalize().map_err(|_| {
+            ApiError::not_found(format!("no file `{}` in the results directory", shown()))
+        })?;
+        if !real.starts_with(&self.dir) {
+            return Err(ApiError::forbidden(format!(
+                "path `{}` leads outside the results directory",
+                shown()
+            )));
+        }
+        match std::fs::metadata(&real) {
+            Ok(m) if m.is_file() => Ok(real),
+            _ => Err(ApiError::not_found(format!(
+                "`{}` is not a regular file",
+                shown()
+            ))),
+        }
+    }
+
+    /// Open a confined regular file for reading, refusing one larger than `max` bytes (413).
+    /// The file is opened without blocking and checked again on the open handle, so a FIFO
+    /// or device swapped in after [`Root::confine`] cannot hang the server.
+    pub fn open(&self, path: &Path, max: u64) -> Result<std::fs::File, ApiError> {
+        let real = self.confine(path)?;
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.custom_flags(libc::O_NONBLOCK);
+        }
+        let f = o
+            .open(&real)
+            .map_err(|e| ApiError::not_found(format!("`{}`: {e}", self.rel(&real))))?;
+        let meta = f
+            .metadata()
+            .map_err(|e| ApiError::not_found(format!("`{}`: {e}", self.rel(&real))))?;
+        if !meta.is_file() {
+            return Err(ApiError::not_found(format!(
+                "`{}` is not a regular file",
+                self.rel(&real)
+            )));
+        }
+        if meta.len() > max {
+            return Err(ApiError::new(
+                413,
+                format!("`{}` is too large to read", self.rel(&real)),
+            ));
+        }
+        Ok(f)
+    }
+
+    /// The bytes of a confined regular file of at most `max` bytes.
+    pub fn read(&self, path: &Path, max: u64) -> Result<Vec<u8>, ApiError> {
+        use std::io::Read;
+        let mut f = self.open(path, max)?;
+        let mut v = Vec::new();
+        f.by_ref()
+            .take(max)
+            .read_to_end(&mut v)
+            .map_err(|e| ApiError::not_found(format!("`{}`: {e}", self.rel(path))))?;
+        Ok(v)
+    }
+
+    /// The text of a confined regular file of at most `max` bytes (400 if not UTF-8).
+    pub fn read_to_string(&self, path: &Path, max: u64) -> Result<String, ApiError> {
+        String::from_utf8(self.read(path, max)?)
+            .map_err(|_| ApiError::bad(format!("`{}` is not a text file", self.rel(path))))
+    }
+
     /// `path` relative to the root, with `/` separators (for the page and for links).
     pub fn rel(&self, path: &Path) -> String {
         path.strip_prefix(&self.dir)
@@ -172,6 +248,24 @@ mod tests {
         }
         #[cfg(unix)]
         assert!(root.resolve("in.json").is_ok());
+        // Reads: inside only, regular files only, bounded.
+        assert_eq!(
+            root.read_to_string(&d.join("sub/a.json"), 10).unwrap(),
+            "{}"
+        );
+        assert_eq!(root.read(&d.join("sub/a.json"), 1).unwrap_err().status, 413);
+        assert_eq!(root.read(&d.join("sub"), 10).unwrap_err().status, 404);
+        #[cfg(unix)]
+        {
+            assert_eq!(root.read(&d.join("out.json"), 10).unwrap_err().status, 403);
+            let fifo = d.join("fifo.json");
+            let ok = std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+            assert_eq!(root.read(&fifo, 10).unwrap_err().status, 404);
+        }
         let files: Vec<String> = root.walk().iter().map(|p| root.rel(p)).collect();
         assert_eq!(files, ["sub/a.json"]);
     }

@@ -74,7 +74,7 @@ pub struct Ctx {
     /// The operator's `--model` (any path: it came from the command line, not a request).
     pub model: Option<PathBuf>,
     /// Model files loaded once: tables and SHA-256.
-    pub models: Mutex<HashMap<PathBuf, api::Model>>,
+    pub models: Mutex<api::ModelCache>,
     /// Replayed games by (policy, seed).
     pub replays: Mutex<HashMap<(String, u32), Arc<Value>>>,
     /// Accept only loopback Host headers (a guard against DNS rebinding) when listening on
@@ -108,7 +108,7 @@ pub fn run(cfg: Config, ready: impl FnOnce(SocketAddr, &Path)) -> Result<(), Ser
     let ctx = Arc::new(Ctx {
         root,
         model: cfg.model.clone(),
-        models: Mutex::new(HashMap::new()),
+        models: Mutex::new(api::ModelCache::default()),
         replays: Mutex::new(HashMap::new()),
         loopback: addr.ip().is_loopback(),
     });
@@ -172,6 +172,36 @@ fn loopback_host(h: &str) -> bool {
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// A request another site's page made (a link, an image, a script's fetch): refused, since
+/// every endpoint may run a search or read the results directory. Browsers say so in
+/// `Sec-Fetch-Site` (`cross-site`) or, for scripts and forms, in an `Origin` whose host is not
+/// the one the request was sent to. A request with neither (curl, scripts) is not a browser's.
+fn cross_site(req: &Request) -> Option<ApiError> {
+    let get = |name: &'static str| {
+        req.headers()
+            .iter()
+            .find(|h| h.field.equiv(name))
+            .map(|h| h.value.as_str().trim().to_owned())
+    };
+    if get("Sec-Fetch-Site").is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
+        return Some(ApiError::forbidden(
+            "cross-site request refused: open the page served here instead",
+        ));
+    }
+    if let Some(origin) = get("Origin") {
+        let origin_host = origin
+            .split_once("://")
+            .map_or(origin.as_str(), |(_, h)| h)
+            .trim_end_matches('/');
+        if get("Host").is_none_or(|h| !h.eq_ignore_ascii_case(origin_host)) {
+            return Some(ApiError::forbidden(format!(
+                "request from origin `{origin}` refused: open the page served here instead"
+            )));
+        }
+    }
+    None
+}
+
 fn handle(ctx: &Ctx, mut req: Request) {
     if ctx.loopback {
         let host = req
@@ -187,6 +217,9 @@ fn handle(ctx: &Ctx, mut req: Request) {
             ));
             return respond(req, e.status, error_body(&e));
         }
+    }
+    if let Some(e) = cross_site(&req) {
+        return respond(req, e.status, error_body(&e));
     }
     let url = req.url().to_owned();
     let (path, query) = url.split_once('?').unwrap_or((&url, ""));

@@ -1,4 +1,4 @@
-//! The 7×7 board as seven packed column words (SPEC §1).
+//! The 7×7 board as seven packed column words (docs/design/drop7-SPEC.md §1).
 //!
 //! Column `c` is one `u32`: nibble `n` holds the cell at elevation `n + 1` (row `6 − n`), the
 //! bottom cell in the low nibble. Cell codes: 0 empty, 1–7 numbered, 8 solid gray,

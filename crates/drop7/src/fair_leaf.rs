@@ -1,4 +1,4 @@
-//! The frozen fair leaf: 18 hand-tuned weighted terms (SPEC §6), reproduced to the last bit.
+//! The frozen fair leaf: 18 hand-tuned weighted terms (docs/design/drop7-SPEC.md §6), reproduced to the last bit.
 //!
 //! Bit-exactness needs the reference's accumulation order: every term is summed cell by cell
 //! in row-major order from the top, and the leaf adds `weight · raw` term by term into a

@@ -1,12 +1,12 @@
 //! Headless games: a `u32` seed fixes the disc sequence and the per-move reveal streams
-//! (SPEC §3), so every policy plays the same game up to its own choices.
+//! (docs/design/drop7-SPEC.md §3), so every policy plays the same game up to its own choices.
 
 use crate::board::{Board, SIZE};
 use crate::rng::{DOMAIN_TRACE, Mulberry32, headless_disc, mix32, reveal_seed};
 use crate::rules::{MOVE_CAP, MOVES_PER_LEVEL, MoveError, MoveObserver, MoveOutcome, play_move};
 
 /// What a policy may see: the board, the disc to drop and the moves until the rise. Never the
-/// seed, score, level or move number (12 discs identify a seed; SPEC §3 security note).
+/// seed, score, level or move number (12 discs identify a seed; docs/design/drop7-SPEC.md §3 security note).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PublicState {
     pub board: Board,

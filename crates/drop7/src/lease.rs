@@ -1,5 +1,5 @@
 //! Seed leases: a small JSON ledger of reserved seed blocks and their roles, so that a
-//! screen block is opened once and never overlaps training or validation seeds (SPEC §3,
+//! screen block is opened once and never overlaps training or validation seeds (docs/design/drop7-SPEC.md §3,
 //! "seed discipline"). The ledger is meant to live in version control next to the results it
 //! guards.
 //!

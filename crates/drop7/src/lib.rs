@@ -1,7 +1,7 @@
 //! # drop7 — the game, bit for bit
 //!
 //! A Drop7 (Hardcore, headless) engine identical to the public `drop7-bench` reference
-//! simulator: same board after every move, same score, same reveals (see `SPEC.md` and the
+//! simulator: same board after every move, same score, same reveals (see `docs/design/drop7-SPEC.md` and the
 //! vectors in `data/drop7/vectors/`), with its fair expectimax search and the machinery to
 //! play, screen and record games.
 //!

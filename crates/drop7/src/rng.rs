@@ -1,4 +1,4 @@
-//! The reference simulator's random primitives and its seed → game mapping (SPEC §3).
+//! The reference simulator's random primitives and its seed → game mapping (docs/design/drop7-SPEC.md §3).
 //!
 //! Everything is arithmetic mod 2³². The constants are ASCII domain tags ("NEXT", "REVL",
 //! "TRAC") so that the disc stream, the reveal streams and the trace policy never overlap.

@@ -1,5 +1,5 @@
 //! One move of Hardcore Drop7: drop, waves, gray damage, reveals, gravity, rise, scoring,
-//! game over (SPEC §2, §4, §5). Hot path: no allocation, word arithmetic per column.
+//! game over (docs/design/drop7-SPEC.md §2, §4, §5). Hot path: no allocation, word arithmetic per column.
 // Grid code reads best with explicit (row, column) indices.
 #![allow(clippy::needless_range_loop)]
 
@@ -16,7 +16,7 @@ pub const MOVES_PER_LEVEL: u8 = 5;
 pub const MOVE_CAP: u32 = 2_000;
 
 /// Points per popped disc at chain depth d (index d), `floor(7·d^2.5)` as the reference
-/// computes it in double precision (SPEC §4 table). Depth 0 is unused.
+/// computes it in double precision (docs/design/drop7-SPEC.md §4 table). Depth 0 is unused.
 pub const CHAIN_POINTS: [u32; 31] = [
     0, 7, 39, 109, 224, 391, 617, 907, 1267, 1701, 2213, 2809, 3491, 4265, 5133, 6099, 7168, 8341,
     9622, 11014, 12521, 14146, 15891, 17758, 19752, 21875, 24128, 26515, 29039, 31702, 34506,
@@ -109,7 +109,7 @@ impl std::error::Error for MoveError {}
 
 /// Play `disc` into `column` with `moves_remaining` (1..=5) moves until the rise.
 ///
-/// Order (SPEC §5): place; placement cascade from depth 1; +70,000 if the board is empty;
+/// Order (docs/design/drop7-SPEC.md §5): place; placement cascade from depth 1; +70,000 if the board is empty;
 /// count down; on reaching 0 either game over (top row occupied; no bonus) or rise (+17,000,
 /// a fresh solid row, cascade continuing the chain depth, +70,000 if empty); finally game
 /// over if no column is legal.

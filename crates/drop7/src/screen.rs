@@ -1,4 +1,4 @@
-//! Paired screens (SPEC §8): every arm plays the same seed block, then each contrast gets the
+//! Paired screens (docs/design/drop7-SPEC.md §8): every arm plays the same seed block, then each contrast gets the
 //! paired delta with bootstrap and t bounds, a gate and a verdict, written as `report.md`,
 //! `report.json` and one SVG per contrast. The block is opened in the seed ledger before a
 //! game is played, and only after everything that can be checked cheaply has been.

@@ -1,5 +1,5 @@
 //! Fair expectimax ("dNsK"): N decision plies, K stratified chance samples per action
-//! (SPEC §6). Deterministic: the sampler's seeds come from the public state and a fixed
+//! (docs/design/drop7-SPEC.md §6). Deterministic: the sampler's seeds come from the public state and a fixed
 //! policy seed, never from the game seed.
 //!
 //! V(s, 0) = leaf(s); V(s, d) = max over legal columns (scan order 3,2,4,1,5,0,6) of

@@ -112,7 +112,9 @@ pub fn clustered_rates(
         }
     }
     let m = clusters.len();
-    let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(cfg.resamples); stats];
+    // Grown as rates come (a statistic with no trials keeps none): memory follows the
+    // rates kept, not resamples × statistics up front.
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); stats];
     if m > 0 {
         let mut rng = NumpyPcg64::from_seed(cfg.seed);
         let mut draws = rng.integers(m as u64);

@@ -1,5 +1,5 @@
 //! Paired screens: two arms played on identical seeds, compared game by game
-//! (`SPEC.md` §8, the drop7 screen protocol; general enough for any paired experiment).
+//! (`docs/design/drop7-SPEC.md` §8, the drop7 screen protocol; general enough for any paired experiment).
 //!
 //! The unit is the whole game. `d = candidate − reference` per seed, in seed order.
 //! * paired delta = mean(d);

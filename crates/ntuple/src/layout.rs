@@ -1,9 +1,9 @@
 //! Layouts: which pattern families are present and which are conditioned on the rise clock
-//! (SPEC §7). Parsed from the reference's layout strings, e.g. `rows,cols,win23,win32,phase=all`.
+//! (docs/design/drop7-SPEC.md §7). Parsed from the reference's layout strings, e.g. `rows,cols,win23,win32,phase=all`.
 //!
 //! # Spec order and storage order
 //!
-//! SPEC §7 numbers the entries of a conditioned table phase-major (`phase·patterns +
+//! docs/design/drop7-SPEC.md §7 numbers the entries of a conditioned table phase-major (`phase·patterns +
 //! pattern`), and model files keep that order. In memory a conditioned table is stored
 //! pattern-major instead (`pattern·5 + phase`): the five phases of one pattern sit side by
 //! side. Consecutive positions of a game share most of their patterns but always differ in
@@ -291,7 +291,7 @@ impl Layout {
         (table, i - table, patterns, conditioned)
     }
 
-    /// Where the entry numbered `spec` by SPEC §7 (and by model files) is stored in memory.
+    /// Where the entry numbered `spec` by docs/design/drop7-SPEC.md §7 (and by model files) is stored in memory.
     pub fn storage_index(&self, spec: u64) -> u64 {
         match self.locate(spec) {
             (table, local, patterns, true) => table + local % patterns * PHASES + local / patterns,
@@ -299,7 +299,7 @@ impl Layout {
         }
     }
 
-    /// The SPEC §7 number of the entry stored at `storage` (inverse of [`Self::storage_index`]).
+    /// The docs/design/drop7-SPEC.md §7 number of the entry stored at `storage` (inverse of [`Self::storage_index`]).
     pub fn spec_index(&self, storage: u64) -> u64 {
         match self.locate(storage) {
             (table, local, patterns, true) => table + local % PHASES * patterns + local / PHASES,

@@ -1,7 +1,7 @@
 //! # ntuple — learned n-tuple value tables for Drop7
 //!
 //! Lookup tables over every row and column (and small windows), conditioned on the rise
-//! clock, learned by TD(0) with temporal coherence from self-play (SPEC §7). The value of a
+//! clock, learned by TD(0) with temporal coherence from self-play (docs/design/drop7-SPEC.md §7). The value of a
 //! state is the sum of its active f32 entries, in rise units (×17,000 for points).
 //!
 //! | module | what |

@@ -1,4 +1,4 @@
-//! Model files (SPEC §7's `D7NTUP01` layout, with a checksum of its own), little-endian:
+//! Model files (docs/design/drop7-SPEC.md §7's `D7NTUP01` layout, with a checksum of its own), little-endian:
 //! magic `D7NTUP02`; u32 spec length; spec bytes; u64 entry count; u8 flag (1 = the E and A
 //! accumulators follow); the weights as f32 in spec order; then all E, then all A when the
 //! flag is 1; then the **SHA-256 of every byte before it** (32 bytes).
@@ -985,7 +985,7 @@ mod tests {
         }
     }
 
-    /// Files keep SPEC §7's phase-major order whatever the memory order: an entry written
+    /// Files keep docs/design/drop7-SPEC.md §7's phase-major order whatever the memory order: an entry written
     /// through its storage index sits at its spec number in the file, and a conditioned
     /// layout round-trips with its accumulators.
     #[test]

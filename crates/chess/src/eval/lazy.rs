@@ -1,4 +1,4 @@
-//! Lazy-exit margins (DESIGN.md §2) and the generated table file that holds them.
+//! Lazy-exit margins (docs/design/chess-DESIGN.md §2) and the generated table file that holds them.
 //!
 //! With the side to move "my" and the other side "opp", per-side buckets `min(7, army/4)`:
 //!

@@ -9,7 +9,7 @@ use super::S;
 use super::pst::{PHASE_MAX, PHASE_WEIGHT, PST};
 use crate::board::{Board, Color, Move, Piece, Square};
 
-/// Army weight by piece (N = B = 3, R = 5, Q = 9; pawns and kings 0), DESIGN.md §2.
+/// Army weight by piece (N = B = 3, R = 5, Q = 9; pawns and kings 0), docs/design/chess-DESIGN.md §2.
 pub const ARMY_WEIGHT: [i32; 6] = [0, 3, 3, 5, 9, 0];
 /// Army scaler cap: the opening army 2N + 2B + 2R + Q is exactly 31.
 pub const ARMY_MAX: i32 = 31;

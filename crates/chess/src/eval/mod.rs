@@ -1,4 +1,4 @@
-//! Hand-crafted tapered evaluation, organised as the three tiers of DESIGN.md §2.
+//! Hand-crafted tapered evaluation, organised as the three tiers of docs/design/chess-DESIGN.md §2.
 //!
 //! * **super-lazy**: material (with piece-square tables, which are part of the material
 //!   accumulation and cost nothing extra) — no pawn-structure lookup at all;
@@ -12,7 +12,7 @@
 //! decides the node against `(alpha, beta)` with the margins of [`lazy::LazyMargins`]
 //! (tables measured by `actuary calibrate` and embedded from `data/chess/lazy-margins.txt`);
 //! [`side_terms`] splits what the cheap tiers miss into the per-side pieces calibration
-//! histograms (DESIGN.md §2).
+//! histograms (docs/design/chess-DESIGN.md §2).
 
 pub mod lazy;
 pub mod material;
@@ -79,7 +79,7 @@ impl Mul<i32> for S {
     }
 }
 
-/// Which evaluation tier to compute (DESIGN.md §2).
+/// Which evaluation tier to compute (docs/design/chess-DESIGN.md §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Tier {
     SuperLazy = 0,
@@ -454,7 +454,7 @@ pub fn super_lazy_score(board: &Board, mat: &Material) -> i32 {
     }
 }
 
-/// What the cheap tiers miss, split per side (DESIGN.md §2), each tapered at the node's
+/// What the cheap tiers miss, split per side (docs/design/chess-DESIGN.md §2), each tapered at the node's
 /// phase and seen from that side: the quantities `calibrate residual` histograms.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SideTerms {

@@ -1,6 +1,6 @@
 //! Full-tier terms: everything that needs attack generation (mobility, king safety,
 //! threats, trapped pieces, rook files). These are what the lazy tiers *skip*, so their
-//! spread per army bucket is exactly what the residual tables of DESIGN.md §2 measure.
+//! spread per army bucket is exactly what the residual tables of docs/design/chess-DESIGN.md §2 measure.
 
 use super::S;
 use super::params::p;
@@ -22,7 +22,7 @@ fn square(sq: Square) -> usize {
 }
 
 /// The full-tier terms of each side, from that side's view, indexed by colour: what
-/// calibration histograms per side (DESIGN.md §2).
+/// calibration histograms per side (docs/design/chess-DESIGN.md §2).
 #[derive(Clone, Copy, Default, Debug)]
 pub struct FullSides {
     /// King attack by this side on the enemy king (a bonus for this side).

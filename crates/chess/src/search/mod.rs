@@ -111,6 +111,8 @@ struct Frame {
     moved: PieceTo,
     /// Material + PST, phase and armies of the position at this ply (incremental).
     mat: Material,
+    /// The move a singular-extension search at this ply leaves out (`NULL_MOVE`: none).
+    excluded: Move,
 }
 
 /// A node-level calibration probe waiting for the node's result.
@@ -129,6 +131,7 @@ const EMPTY_FRAME: Frame = Frame {
         phase_sum: 0,
         army_sum: [0, 0],
     },
+    excluded: NULL_MOVE,
 };
 
 /// What a search reports to the laboratory: which pruning calibration runs (if any), each
@@ -556,12 +559,15 @@ impl<P: Probe> Worker<P> {
             }
         }
 
-        // Step 5. Transposition table lookup; cut off at non-PV nodes when deep enough.
+        // Step 5. Transposition table lookup; cut off at non-PV nodes when deep enough (not
+        // in a singular-extension search: the entry is about the node with every move).
         let key = board.hash();
+        let excluded = self.stack[ply].excluded;
         let tte = ctx.tt.probe(key, ply);
         let tt_move = tte.map_or(NULL_MOVE, |e| e.mv);
         // Near the fifty-move horizon a stored score may be a win the clock no longer allows.
         if !PV
+            && excluded == NULL_MOVE
             && board.halfmove_clock() < 90
             && let Some(score) = tt_cutoff(tte, depth, alpha, beta)
         {
@@ -599,7 +605,7 @@ impl<P: Probe> Worker<P> {
         let mut node_probe: Option<NodeProbe> = None;
         let probe = self.probe_mode();
 
-        if !PV && !in_check {
+        if !PV && !in_check && excluded == NULL_MOVE {
             // Step 7. Reverse futility pruning: the position is so far above beta that no
             // reply is expected to bring it back. The margin is the beta-side table's where
             // it has the samples (the formula elsewhere); collection looks at every depth.
@@ -743,7 +749,7 @@ impl<P: Probe> Worker<P> {
         let killers = self.hist.killers[ply];
 
         while let Some((mv, order)) = picker.next(board, &self.hist, cont) {
-            if root && self.root_excluded.contains(&mv) {
+            if (root && self.root_excluded.contains(&mv)) || mv == excluded {
                 continue;
             }
             let quiet = !is_tactical(board, mv);
@@ -881,12 +887,49 @@ impl<P: Probe> Worker<P> {
                 }
             }
 
-            // Step 13. Make the move; check extension.
+            // Step 13. Extensions: check, and singular (the hash move is the only good one:
+            // +1; the node fails high even without it: multi-cut; it is not alone: -1).
+            let gives_check = checks;
+            let check_ext = (gives_check && ply < 2 * self.root_depth as usize) as i32;
+            let mut ext = check_ext;
+            if self.cfg.singular
+                && !root
+                && mv == tt_move
+                && excluded == NULL_MOVE
+                && depth >= SE_MIN_DEPTH
+                && ply < 2 * self.root_depth as usize
+                && let Some(e) = tte
+                && e.depth >= depth - SE_TT_DEPTH_MARGIN
+                && e.bound != Bound::Upper
+                && e.score.abs() < MATE_BOUND
+            {
+                let s_beta = (e.score - SE_BETA_PER_DEPTH * depth).max(-MATE_BOUND);
+                self.stack[ply].excluded = mv;
+                let v = self.negamax::<false>(
+                    ctx,
+                    board,
+                    s_beta - 1,
+                    s_beta,
+                    (depth - 1) / 2,
+                    ply,
+                    cut_node,
+                );
+                self.stack[ply].excluded = NULL_MOVE;
+                if self.stopped {
+                    return 0;
+                }
+                if v < s_beta {
+                    ext = 1;
+                } else if s_beta >= beta {
+                    return s_beta;
+                } else if e.score >= beta && check_ext == 0 {
+                    ext = -1;
+                }
+            }
+            // Step 14a. Make the move.
             let mut child = board.clone();
             child.play_unchecked(mv);
             self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
-            let gives_check = checks;
-            let ext = (gives_check && ply < 2 * self.root_depth as usize) as i32;
             let new_depth = depth - 1 + ext;
             self.stack[ply].moved = pt;
             self.keys.push(key);
@@ -991,7 +1034,7 @@ impl<P: Probe> Worker<P> {
 
         // Step 16. No legal move: checkmate or stalemate.
         if searched == 0 {
-            if root && !self.root_excluded.is_empty() {
+            if (root && !self.root_excluded.is_empty()) || excluded != NULL_MOVE {
                 return alpha;
             }
             let v = if in_check { -MATE + ply as i32 } else { DRAW };
@@ -1027,8 +1070,8 @@ impl<P: Probe> Worker<P> {
             }
         }
 
-        // Step 18. Store in the transposition table.
-        if !root || self.root_excluded.is_empty() {
+        // Step 18. Store in the transposition table (not a search that left a move out).
+        if (!root || self.root_excluded.is_empty()) && excluded == NULL_MOVE {
             let bound = if best >= beta {
                 Bound::Lower
             } else if best > original_alpha {
@@ -1118,7 +1161,7 @@ impl<P: Probe> Worker<P> {
         let futility_base = match early {
             _ if in_check => -INFINITE,
             // After an early exit: the tier's own score, its median missing terms and the
-            // tier's base margin (DESIGN.md §2; `qs_base` comes with the margin tables).
+            // tier's base margin (docs/design/chess-DESIGN.md §2; `qs_base` comes with the margin tables).
             Some(o) if o.score == best => {
                 let m = self.lazy.as_deref().expect("early exits need margins");
                 let mat = &self.stack[ply].mat;

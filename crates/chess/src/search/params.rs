@@ -1,6 +1,6 @@
 //! Every search margin and rule threshold, in one place.
 //!
-//! Later issues replace these fixed margins with measured tables (DESIGN.md §3); each
+//! Later issues replace these fixed margins with measured tables (docs/design/chess-DESIGN.md §3); each
 //! prune/reduce decision in `search/mod.rs` calls exactly one function here, so that
 //! calibration can wrap, instrument or override it without touching the node function.
 
@@ -29,7 +29,7 @@ pub fn rfp_margin(depth: i32, improving: bool) -> i32 {
 }
 
 /// The value RFP returns when it fires: Stockfish's blend biased toward beta (see
-/// extended-pruning-depth.md, "What return value RFP should use").
+/// docs/design/seeds/extended-pruning-depth.md, "What return value RFP should use").
 #[inline]
 pub fn rfp_return(eval: i32, beta: i32) -> i32 {
     (661 * beta + 363 * eval) / 1024
@@ -49,6 +49,14 @@ pub fn nmp_reduction(depth: i32, eval: i32, beta: i32) -> i32 {
 // --- Razoring ------------------------------------------------------------------------
 pub const RAZOR_MAX_DEPTH: i32 = 3;
 pub const RAZOR_MARGIN: [i32; 4] = [0, 300, 450, 600];
+
+// --- Singular extensions (switch `se`) ---------------------------------------------------
+/// Shallowest depth a hash move is tested for being singular.
+pub const SE_MIN_DEPTH: i32 = 8;
+/// The hash entry must be at least this close to the node's depth.
+pub const SE_TT_DEPTH_MARGIN: i32 = 3;
+/// The test's window: the hash score less this much per ply of depth.
+pub const SE_BETA_PER_DEPTH: i32 = 1;
 
 // --- Internal iterative reduction ------------------------------------------------------
 pub const IIR_MIN_DEPTH: i32 = 4;

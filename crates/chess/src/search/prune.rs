@@ -1,4 +1,4 @@
-//! Forward pruning priced by measured tables (DESIGN.md §3, extended-pruning-depth.md).
+//! Forward pruning priced by measured tables (docs/design/chess-DESIGN.md §3, docs/design/seeds/extended-pruning-depth.md).
 //!
 //! Three things live here, so the node function only asks questions:
 //!
@@ -347,6 +347,9 @@ pub struct PruneConfig {
     /// Delta (futility) pruning in quiescence.
     pub qfutility: bool,
     pub lmr: bool,
+    /// Singular extensions with multi-cut and a negative extension (off until games
+    /// support it).
+    pub singular: bool,
     /// Risk knob: percent applied to every table allowance (100 = the schedule as written).
     pub risk: u32,
     pub tables: Arc<PruneTables>,
@@ -368,72 +371,195 @@ impl Default for PruneConfig {
             see: true,
             qfutility: true,
             lmr: true,
+            singular: false,
             risk: 100,
             tables: PruneTables::embedded(),
         }
     }
 }
 
-/// The switch names, their values and what they do (for `--help`, `--set` and UCI).
-pub const SWITCHES: &[(&str, &str, &str)] = &[
-    (
-        "gate",
-        "strict|classic",
-        "which quiet moves the shallow prunes may touch",
-    ),
-    (
-        "rfp",
-        "off|formula|table|union",
-        "reverse futility pruning and its margin source",
-    ),
-    (
-        "rfp-depth",
-        "1..=10",
-        "deepest remaining depth RFP may fire at",
-    ),
-    (
-        "rfp-return",
-        "beta|blend|margin",
-        "what RFP returns (margin = eval − margin)",
-    ),
-    ("razor", "on|off", "razoring"),
-    ("nmp", "on|off", "null-move pruning"),
-    (
-        "lmp",
-        "off|formula|table|union",
-        "late move pruning and its source",
-    ),
-    (
-        "lmp-wide",
-        "on|off",
-        "table LMP with the widened allowance schedule",
-    ),
-    ("efp", "off|formula|tiers", "futility pruning at the parent"),
-    ("see", "on|off", "SEE pruning (main search and quiescence)"),
-    ("qfutility", "on|off", "delta pruning in quiescence"),
-    ("lmr", "on|off", "late move reductions"),
-    (
-        "risk",
-        "0..=1000",
-        "percent applied to every table allowance",
-    ),
-];
+/// A switch's values, as the UCI protocol types its option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchKind {
+    /// `on` / `off` (UCI `check`; also `true`/`false`, `1`/`0`, `yes`/`no`).
+    OnOff,
+    /// An integer in `min..=max` (UCI `spin`).
+    Range { min: i64, max: i64 },
+    /// One of these names (UCI `combo`).
+    Choice(&'static [&'static str]),
+}
 
-fn on_off(v: &str) -> Result<bool, String> {
-    match v.to_ascii_lowercase().as_str() {
-        "on" | "true" | "1" | "yes" => Ok(true),
-        "off" | "false" | "0" | "no" => Ok(false),
-        _ => Err(format!("expected on or off, got '{v}'")),
+impl SwitchKind {
+    /// The values as `--help` and error messages write them.
+    pub fn values(&self) -> String {
+        match self {
+            SwitchKind::OnOff => "on|off".into(),
+            SwitchKind::Range { min, max } => format!("{min}..={max}"),
+            SwitchKind::Choice(names) => names.join("|"),
+        }
     }
 }
 
-fn source(v: &str) -> Result<Source, String> {
-    match v.to_ascii_lowercase().as_str() {
-        "off" | "false" => Ok(Source::Off),
-        "formula" | "on" | "true" => Ok(Source::Formula),
-        "table" => Ok(Source::Table),
-        "union" => Ok(Source::Union),
-        _ => Err(format!("expected off, formula, table or union, got '{v}'")),
+/// One pruning switch: its name, values and meaning, and how to read and write its field of
+/// [`PruneConfig`]. [`SWITCHES`] is the one declaration from which `set`, `describe`, the UCI
+/// `prune.*` option lines and `--set` are all derived.
+pub struct Switch {
+    pub name: &'static str,
+    pub kind: SwitchKind,
+    pub help: &'static str,
+    /// The field's value as `describe` writes it (a name of `kind`, a number, or on/off).
+    pub get: fn(&PruneConfig) -> String,
+    /// Set the field from a value already checked against `kind` (a canonical name, a
+    /// number in range, or `on`/`off`).
+    put: fn(&mut PruneConfig, &str),
+}
+
+/// A value a switch field can hold: its canonical name and the names that parse to it.
+trait SwitchValue: Sized + Copy {
+    const NAMES: &'static [&'static str];
+    fn name(self) -> &'static str;
+    fn from_name(s: &str) -> Self;
+}
+
+macro_rules! switch_value {
+    ($t:ty { $($v:ident = $n:literal),* $(,)? }) => {
+        impl SwitchValue for $t {
+            const NAMES: &'static [&'static str] = &[$($n),*];
+            fn name(self) -> &'static str {
+                match self { $(<$t>::$v => $n),* }
+            }
+            fn from_name(s: &str) -> Self {
+                match s { $($n => <$t>::$v,)* _ => unreachable!("checked against NAMES") }
+            }
+        }
+    };
+}
+
+switch_value!(Gate { Strict = "strict", Classic = "classic" });
+switch_value!(Source { Off = "off", Formula = "formula", Table = "table", Union = "union" });
+switch_value!(RfpReturn { Beta = "beta", Blend = "blend", EvalMinusMargin = "margin" });
+switch_value!(EfpMode { Off = "off", Formula = "formula", Tiers = "tiers" });
+
+fn on_off_name(b: bool) -> String {
+    if b { "on" } else { "off" }.into()
+}
+
+/// `switch!(name, field, Choice type | on_off | range(min, max), help)`.
+macro_rules! switch {
+    ($name:literal, $field:ident, choice $t:ty, $help:literal) => {
+        Switch {
+            name: $name,
+            kind: SwitchKind::Choice(<$t as SwitchValue>::NAMES),
+            help: $help,
+            get: |c| c.$field.name().into(),
+            put: |c, v| c.$field = <$t as SwitchValue>::from_name(v),
+        }
+    };
+    ($name:literal, $field:ident, on_off, $help:literal) => {
+        Switch {
+            name: $name,
+            kind: SwitchKind::OnOff,
+            help: $help,
+            get: |c| on_off_name(c.$field),
+            put: |c, v| c.$field = v == "on",
+        }
+    };
+    ($name:literal, $field:ident, range($min:expr, $max:expr), $help:literal) => {
+        Switch {
+            name: $name,
+            kind: SwitchKind::Range {
+                min: $min as i64,
+                max: $max as i64,
+            },
+            help: $help,
+            get: |c| c.$field.to_string(),
+            put: |c, v| c.$field = v.parse().expect("checked against the range"),
+        }
+    };
+}
+
+/// Every pruning switch, in the order `describe` writes them.
+pub const SWITCHES: &[Switch] = &[
+    switch!("gate", gate, choice Gate, "which quiet moves the shallow prunes may touch"),
+    switch!("rfp", rfp, choice Source, "reverse futility pruning and its margin source"),
+    switch!(
+        "rfp-depth",
+        rfp_max_depth,
+        range(1, TABLE_DEPTHS),
+        "deepest remaining depth RFP may fire at"
+    ),
+    switch!("rfp-return", rfp_return, choice RfpReturn, "what RFP returns (margin = eval − margin)"),
+    switch!("razor", razor, on_off, "razoring"),
+    switch!("nmp", nmp, on_off, "null-move pruning"),
+    switch!("lmp", lmp, choice Source, "late move pruning and its source"),
+    switch!(
+        "lmp-wide",
+        lmp_wide,
+        on_off,
+        "table LMP with the widened allowance schedule"
+    ),
+    switch!("efp", efp, choice EfpMode, "futility pruning at the parent"),
+    switch!(
+        "see",
+        see,
+        on_off,
+        "SEE pruning (main search and quiescence)"
+    ),
+    switch!(
+        "qfutility",
+        qfutility,
+        on_off,
+        "delta pruning in quiescence"
+    ),
+    switch!("lmr", lmr, on_off, "late move reductions"),
+    switch!(
+        "risk",
+        risk,
+        range(0, 1000),
+        "percent applied to every table allowance"
+    ),
+    switch!(
+        "se",
+        singular,
+        on_off,
+        "singular extensions (with multi-cut and a negative extension)"
+    ),
+];
+
+/// Aliases accepted for a value (case-insensitive): the canonical name they stand for.
+fn canonical(kind: SwitchKind, v: &str) -> Result<String, String> {
+    let l = v.to_ascii_lowercase();
+    match kind {
+        SwitchKind::OnOff => match l.as_str() {
+            "on" | "true" | "1" | "yes" => Ok("on".into()),
+            "off" | "false" | "0" | "no" => Ok("off".into()),
+            _ => Err(format!("expected on or off, got '{v}'")),
+        },
+        SwitchKind::Range { min, max } => l
+            .parse::<i64>()
+            .ok()
+            .filter(|x| (min..=max).contains(x))
+            .map(|x| x.to_string())
+            .ok_or_else(|| format!("expected {min}..={max}, got '{v}'")),
+        SwitchKind::Choice(names) => {
+            // `on`/`true` mean the formula where there is one; `false` means off.
+            let l = match l.as_str() {
+                "on" | "true" if names.contains(&"formula") => "formula".to_string(),
+                "false" if names.contains(&"off") => "off".to_string(),
+                "eval-margin" if names.contains(&"margin") => "margin".to_string(),
+                _ => l,
+            };
+            if names.contains(&l.as_str()) {
+                Ok(l)
+            } else {
+                let list = match names {
+                    [a, b] => format!("{a} or {b}"),
+                    [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+                    [] => String::new(),
+                };
+                Err(format!("expected {list}, got '{v}'"))
+            }
+        }
     }
 }
 
@@ -441,61 +567,18 @@ impl PruneConfig {
     /// Apply one `name=value` switch (names in [`SWITCHES`]; case-insensitive, `_` = `-`).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let key = name.trim().to_ascii_lowercase().replace('_', "-");
-        let v = value.trim();
-        let bad = |e: String| format!("{key}: {e}");
-        match key.as_str() {
-            "gate" => {
-                self.gate = match v.to_ascii_lowercase().as_str() {
-                    "strict" => Gate::Strict,
-                    "classic" => Gate::Classic,
-                    _ => return Err(bad(format!("expected strict or classic, got '{v}'"))),
-                }
-            }
-            "rfp" => self.rfp = source(v).map_err(bad)?,
-            "rfp-depth" => {
-                self.rfp_max_depth = v
-                    .parse::<i32>()
-                    .ok()
-                    .filter(|d| (1..=TABLE_DEPTHS as i32).contains(d))
-                    .ok_or_else(|| bad(format!("expected 1..=10, got '{v}'")))?
-            }
-            "rfp-return" => {
-                self.rfp_return = match v.to_ascii_lowercase().as_str() {
-                    "beta" => RfpReturn::Beta,
-                    "blend" => RfpReturn::Blend,
-                    "margin" | "eval-margin" => RfpReturn::EvalMinusMargin,
-                    _ => return Err(bad(format!("expected beta, blend or margin, got '{v}'"))),
-                }
-            }
-            "razor" => self.razor = on_off(v).map_err(bad)?,
-            "nmp" => self.nmp = on_off(v).map_err(bad)?,
-            "lmp" => self.lmp = source(v).map_err(bad)?,
-            "lmp-wide" => self.lmp_wide = on_off(v).map_err(bad)?,
-            "efp" => {
-                self.efp = match v.to_ascii_lowercase().as_str() {
-                    "off" | "false" => EfpMode::Off,
-                    "formula" | "on" | "true" => EfpMode::Formula,
-                    "tiers" => EfpMode::Tiers,
-                    _ => return Err(bad(format!("expected off, formula or tiers, got '{v}'"))),
-                }
-            }
-            "see" => self.see = on_off(v).map_err(bad)?,
-            "qfutility" => self.qfutility = on_off(v).map_err(bad)?,
-            "lmr" => self.lmr = on_off(v).map_err(bad)?,
-            "risk" => {
-                self.risk = v
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|r| *r <= 1000)
-                    .ok_or_else(|| bad(format!("expected 0..=1000, got '{v}'")))?
-            }
-            _ => {
-                return Err(format!(
-                    "unknown switch '{name}' (expected one of: {})",
-                    SWITCHES.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")
-                ));
-            }
-        }
+        let Some(sw) = SWITCHES.iter().find(|s| s.name == key) else {
+            return Err(format!(
+                "unknown switch '{name}' (expected one of: {})",
+                SWITCHES
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        let v = canonical(sw.kind, value.trim()).map_err(|e| format!("{key}: {e}"))?;
+        (sw.put)(self, &v);
         Ok(())
     }
 
@@ -512,40 +595,11 @@ impl PruneConfig {
 
     /// One line naming every switch's value (for reports and `info string`).
     pub fn describe(&self) -> String {
-        let s = |x: Source| match x {
-            Source::Off => "off",
-            Source::Formula => "formula",
-            Source::Table => "table",
-            Source::Union => "union",
-        };
-        let b = |x: bool| if x { "on" } else { "off" };
-        format!(
-            "gate={} rfp={} rfp-depth={} rfp-return={} razor={} nmp={} lmp={} lmp-wide={} efp={} see={} qfutility={} lmr={} risk={}",
-            match self.gate {
-                Gate::Strict => "strict",
-                Gate::Classic => "classic",
-            },
-            s(self.rfp),
-            self.rfp_max_depth,
-            match self.rfp_return {
-                RfpReturn::Beta => "beta",
-                RfpReturn::Blend => "blend",
-                RfpReturn::EvalMinusMargin => "margin",
-            },
-            b(self.razor),
-            b(self.nmp),
-            s(self.lmp),
-            b(self.lmp_wide),
-            match self.efp {
-                EfpMode::Off => "off",
-                EfpMode::Formula => "formula",
-                EfpMode::Tiers => "tiers",
-            },
-            b(self.see),
-            b(self.qfutility),
-            b(self.lmr),
-            self.risk
-        )
+        SWITCHES
+            .iter()
+            .map(|s| format!("{}={}", s.name, (s.get)(self)))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// The LMP allowance (thousandths of a percent) at `depth` for a move with history
@@ -887,6 +941,29 @@ mod tests {
     fn embedded_tables_parse() {
         let t = PruneTables::embedded();
         assert_eq!(t.fh_upper.len(), FH_CELLS);
+        // Every `cell` line of the embedded file filled a cell, every `margin` line a margin
+        // (a table that parsed to nothing would leave the formulas to decide silently).
+        let lines = |text: &str, word: &str| {
+            text.lines()
+                .filter(|l| l.split_whitespace().next() == Some(word))
+                .count()
+        };
+        let cells = lines(EMBEDDED_FH, "cell");
+        assert!(cells > 1000, "{cells} cells in the embedded fh table");
+        assert_eq!(t.fh_cells_with_data(), cells);
+        let margins = t.rfp_margin.iter().flatten().flatten().flatten().count();
+        assert!(margins >= 10, "{margins} margins in the embedded rfp table");
+        // (`formula` lines leave the formula to decide: no margin.)
+        let formula = EMBEDDED_RFP
+            .lines()
+            .filter(|l| l.starts_with("margin ") && l.ends_with(" formula"))
+            .count();
+        assert_eq!(margins, lines(EMBEDDED_RFP, "margin") - formula);
+        assert!(
+            t.fh_source.contains("actuary collect fh"),
+            "{}",
+            t.fh_source
+        );
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub struct SearchResult {
     pub exits: [u64; 3],
     /// How often each pruning rule fired, all threads.
     pub prunes: super::PruneStats,
+    /// Threads that searched (fewer than the workers when a helper could not be spawned).
+    pub threads: usize,
 }
 
 impl SearchResult {
@@ -118,16 +120,23 @@ pub fn search<P: Probe + Send>(
     };
     let (main, helpers) = workers.split_first_mut().expect("at least one worker");
     let result = std::thread::scope(|s| {
+        // A helper that cannot be spawned (no memory for its stack, a thread limit) is not
+        // an error: the search goes on with the threads that started, and says how many.
+        let mut started = 1;
         for w in helpers.iter_mut() {
             let ctx = &ctx;
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .stack_size(64 << 20)
                 .spawn_scoped(s, move || {
                     iterate(w, ctx, pos, limits, opts);
-                })
-                .expect("spawn search thread");
+                });
+            if spawned.is_err() {
+                break;
+            }
+            started += 1;
         }
-        let r = iterate(main, &ctx, pos, limits, opts);
+        let mut r = iterate(main, &ctx, pos, limits, opts);
+        r.threads = started;
         // Infinite searches must not answer before `stop`, ponder searches not before
         // `ponderhit` or `stop`.
         while (limits.infinite || ctx.time.is_pondering()) && !stop.load(Relaxed) {

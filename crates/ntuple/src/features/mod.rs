@@ -262,7 +262,7 @@ pub fn active(layout: &Layout, board: &Board, moves_remaining: u8) -> Active {
 ///
 /// Pattern numbers are computed first, for all placements of a family at once in 8-lane
 /// rows; the indices are then `placement/rise-clock/fill offset + pattern × stride`, in
-/// storage order ([`Layout::spec_index`] gives the SPEC §7 numbers). On
+/// storage order ([`Layout::spec_index`] gives the docs/design/drop7-SPEC.md §7 numbers). On
 /// x86-64 CPUs with AVX2 (detected once at run time) the whole function runs in an AVX2
 /// build of itself; elsewhere the portable build gives the same indices.
 #[inline]
@@ -447,7 +447,7 @@ mod tests {
         assert_eq!(l.total, off42 + 24 * 100_000_000);
     }
 
-    /// Every placement of every family against SPEC §7's definitions computed cell by cell
+    /// Every placement of every family against docs/design/drop7-SPEC.md §7's definitions computed cell by cell
     /// (no lookup tables), on boards from real games.
     #[test]
     fn every_placement_matches_the_spec_formulas() {

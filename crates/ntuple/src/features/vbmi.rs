@@ -1,5 +1,5 @@
 //! Extraction as byte shuffles: every pattern of every family is a base-10 number of at most
-//! eight digits, each digit one cell (SPEC §7). So the board's 49 cells are unpacked once
+//! eight digits, each digit one cell (docs/design/drop7-SPEC.md §7). So the board's 49 cells are unpacked once
 //! into a 64-byte vector, and eight patterns at a time are built by one byte permutation
 //! (`vpermb`, which picks each pattern's cells in digit order) and three multiply-adds that
 //! fold the digits in base 10: pairs (×1, ×10), then pairs of pairs (×1, ×100), then the two
@@ -17,7 +17,7 @@ use crate::layout::{Family, Layout};
 /// `None` for a digit that is always 0 (patterns of fewer than eight cells).
 pub(crate) type Digits = [Option<(usize, usize)>; 8];
 
-/// The digits of placement `p` of `fam`, straight from SPEC §7's definitions.
+/// The digits of placement `p` of `fam`, straight from docs/design/drop7-SPEC.md §7's definitions.
 pub(crate) fn digits(fam: Family, p: usize) -> Digits {
     let mut d: Digits = [None; 8];
     match fam {

@@ -1,4 +1,4 @@
-//! Self-play TD(0) with temporal coherence on shared lock-free tables (SPEC §7).
+//! Self-play TD(0) with temporal coherence on shared lock-free tables (docs/design/drop7-SPEC.md §7).
 //!
 //! Each worker plays whole headless games from the training block (seeds in order, wrapping;
 //! move cap 2,000) with the one-ply policy and, after every move from afterstate s to s′,

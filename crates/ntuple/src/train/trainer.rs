@@ -1,4 +1,4 @@
-//! A whole training run (SPEC §7), resumable across sittings: the seed ledger, fresh or
+//! A whole training run (docs/design/drop7-SPEC.md §7), resumable across sittings: the seed ledger, fresh or
 //! resumed tables, the TD+TC games in segments, progress lines, periodic validation against
 //! the fair leaf with the best tables kept, an optional plateau stop, checkpoints, final
 //! weights and the curve. The command line only maps arguments to [`TrainConfig`] and
@@ -202,16 +202,23 @@ impl Trainer {
         // A warm start is read (and its layout checked) before any lease is taken.
         let warm = match (&st, &cfg.warm_start) {
             (None, Some(path)) => {
+                // The layout from the header first: a mismatch is refused before the (long)
+                // load and before any progress note.
+                let layout_mismatch = |found: &str| {
+                    Error::Train(format!(
+                        "--warm-start {}: its layout is `{found}`, the run's is `{}` (give --layout {found})",
+                        path.display(),
+                        cfg.layout.spec(),
+                    ))
+                };
+                let header = model::read_info(path)?;
+                if header.layout.spec() != cfg.layout.spec() {
+                    return Err(layout_mismatch(&header.layout.spec()));
+                }
                 obs.note(&format!("warm start from {} ...", path.display()));
                 let (t, info) = model::load(path, true)?;
                 if t.layout.spec() != cfg.layout.spec() {
-                    return Err(Error::Train(format!(
-                        "--warm-start {}: its layout is `{}`, the run's is `{}` (give --layout {})",
-                        path.display(),
-                        t.layout.spec(),
-                        cfg.layout.spec(),
-                        t.layout.spec()
-                    )));
+                    return Err(layout_mismatch(&t.layout.spec()));
                 }
                 Some((t, format!("{} sha256 {}", path.display(), info.sha256)))
             }
