@@ -11,7 +11,7 @@ use anyhow::Context;
 use chess::bench::{DEFAULT_BENCH_DEPTH, run_bench_with};
 use chess::board::Board;
 use chess::eval::LazyMargins;
-use chess::perft::{perft_divide_with, run_perft_suite};
+use chess::perft::perft_divide_with;
 use chess::search::prune::PruneConfig;
 use chess::search::smp::exit_breakdown;
 use chess::suite::{SuiteLimit, print_report, run_suite};
@@ -148,12 +148,20 @@ pub struct PerftSuiteArgs {
 }
 
 impl PerftSuiteArgs {
-    /// A `FAIL` line per wrong count, then a summary; fails (exit 1) on any wrong count.
+    /// A `FAIL` line per wrong count and a `BAD` line per line that cannot be read (the
+    /// rest of the suite still runs), then a summary; exit 1 on any of them. A suite with
+    /// nothing to check up to the depth (no `;D1`..`;Dn` counts) is refused (exit 2).
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         let text = read(&self.file)?;
         let start = Instant::now();
         let depth = self.max_depth;
-        let checks = run_perft_suite(&text, depth)?;
+        let (checks, unreadable) = chess::perft::run_perft_suite_lenient(&text, depth);
+        if checks.is_empty() && unreadable.is_empty() {
+            anyhow::bail!(
+                "{}: no ;D1..;D{depth} counts to check (a perft suite line is `FEN ;D1 n ;D2 n ...`)",
+                self.file.display()
+            );
+        }
         let bad: Vec<_> = checks.iter().filter(|c| c.got != c.expected).collect();
         for c in &bad {
             println!(
@@ -161,13 +169,28 @@ impl PerftSuiteArgs {
                 c.line, c.depth, c.expected, c.got, c.fen
             );
         }
+        for e in &unreadable {
+            // The error and its causes on one line (`line 3: ...: why`).
+            let mut text = e.to_string();
+            let mut cause = std::error::Error::source(e);
+            while let Some(c) = cause {
+                text.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            println!("BAD {text}");
+        }
         println!(
-            "perft suite: {}/{} checks correct up to depth {depth} in {} ms",
+            "perft suite: {}/{} checks correct up to depth {depth}{} in {} ms",
             checks.len() - bad.len(),
             checks.len(),
+            if unreadable.is_empty() {
+                String::new()
+            } else {
+                format!(", {} unreadable line(s)", unreadable.len())
+            },
             start.elapsed().as_millis()
         );
-        Ok(if bad.is_empty() {
+        Ok(if bad.is_empty() && unreadable.is_empty() {
             ExitCode::SUCCESS
         } else {
             ExitCode::FAILURE

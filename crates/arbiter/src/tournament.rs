@@ -398,7 +398,18 @@ pub fn score(
     let (mut events, mut tcs, mut notes) = (Vec::<String>::new(), Vec::<String>::new(), Vec::new());
     let mut played = 0u64;
     let mut stopped = false;
+    // A file named twice (or by two names) would count its games twice.
+    let mut seen_files: Vec<PathBuf> = Vec::new();
     for path in paths {
+        let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if seen_files.contains(&real) {
+            return Err(record::ReadError {
+                path: path.clone(),
+                line: None,
+                reason: "given twice: its games would count twice".into(),
+            });
+        }
+        seen_files.push(real);
         let file = record::read(path)?;
         if let Some((line, why)) = &file.tail {
             notes.push(format!(

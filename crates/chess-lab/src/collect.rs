@@ -170,6 +170,9 @@ pub enum CollectError {
     Pool(#[from] super::pool::PoolError),
     #[error("--set: {0}")]
     Switch(String),
+    /// A bad argument or input file other than `--set` (the message names it).
+    #[error("{0}")]
+    Input(String),
     #[error(transparent)]
     Tables(#[from] prune::PruneTableError),
     #[error(transparent)]
@@ -322,7 +325,8 @@ pub fn fh_table_text(counts: &[CellCount], header: &str) -> String {
         let ub = Wilson::one_sided_95(c.k, c.n).upper_milli_percent();
         let _ = writeln!(s, "cell {d} {h} {g} {l} {i} {} {} {ub}", c.n, c.k);
     }
-    s
+    // Sealed: the engine refuses a table cut short or changed.
+    chess::datafile::seal(&s)
 }
 
 /// Per depth: how many moves the table would let LMP prune at the default allowance, and the
@@ -440,7 +444,8 @@ pub fn rfp_table_text(
             }
         }
     }
-    s
+    // Sealed: the engine refuses a table cut short or changed.
+    chess::datafile::seal(&s)
 }
 
 /// The cross-check the seed asks for: near gap zero, the beta-side fail-high rate against the
@@ -487,7 +492,7 @@ fn cross_check(counts: &[CellCount], fh_counts: Option<&[CellCount]>) -> String 
 /// Per-depth allowance (thousandths of a percent, rounded up) from a surprise report's
 /// `by_depth` rates.
 pub fn allowance_from_report(p: &std::path::Path) -> Result<Allowance, CollectError> {
-    let bad = |m: String| CollectError::Switch(format!("--allowance-from {}: {m}", p.display()));
+    let bad = |m: String| CollectError::Input(format!("--allowance-from {}: {m}", p.display()));
     let text = std::fs::read_to_string(p).map_err(|e| bad(e.to_string()))?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
     if v["format"] != "actuary-surprise v1" || v["mechanism"] != "rfp" {
@@ -838,11 +843,6 @@ pub fn surprise_markdown(r: &SurpriseReport, m: Mechanism) -> String {
 
 pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
     let cfg = config(&a.set)?;
-    if a.resamples == 0 {
-        return Err(CollectError::Switch(
-            "--resamples must be at least 1".into(),
-        ));
-    }
     let positions = read_pool(&a.run.pool, a.run.limit.map(|l| l as usize))?;
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).map_err(|source| CollectError::Dir {

@@ -233,6 +233,12 @@ pub fn scatter_svg(rows: &[BucketNoise], mechanisms: &[String]) -> String {
 
 impl VarianceArgs {
     pub fn run(&self) -> Result<(), super::collect::CollectError> {
+        if let Some(dir) = self.surprise.as_ref().filter(|d| !d.is_dir()) {
+            return Err(super::collect::CollectError::Input(format!(
+                "--surprise {}: not a directory (the --out of `calibrate surprise`)",
+                dir.display()
+            )));
+        }
         let pool = read_pool(&self.pool, self.limit.map(|l| l as usize))?;
         let boards: Vec<Board> = pool.into_iter().map(|p| p.board).collect();
         let mut rows = bucket_noise(&boards);
@@ -244,7 +250,7 @@ impl VarianceArgs {
                     continue;
                 };
                 let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                    super::collect::CollectError::Switch(format!("{}: {e}", path.display()))
+                    super::collect::CollectError::Input(format!("{}: {e}", path.display()))
                 })?;
                 mechanisms.push(m.name().to_string());
                 for r in v["by_material"].as_array().into_iter().flatten() {
@@ -259,6 +265,12 @@ impl VarianceArgs {
                         row.surprise.push((m.name().to_string(), rate, n));
                     }
                 }
+            }
+            if mechanisms.is_empty() {
+                return Err(super::collect::CollectError::Input(format!(
+                    "--surprise {}: no <mechanism>.json of `calibrate surprise` in it",
+                    dir.display()
+                )));
             }
         }
         let mut md = format!(

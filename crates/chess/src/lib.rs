@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod board;
+pub mod datafile;
 pub mod eval;
 pub mod perft;
 pub mod search;

@@ -71,38 +71,56 @@ pub struct PerftCheck {
 }
 
 /// Check every position of a perft suite (`FEN ;D1 n ;D2 n ...`) up to `max_depth`.
-/// Returns all checks performed; a check failed when `got != expected`.
+/// Returns all checks performed; a check failed when `got != expected`. The first line that
+/// cannot be read is an error (see [`run_perft_suite_lenient`] to go on past it).
 pub fn run_perft_suite(text: &str, max_depth: u32) -> Result<Vec<PerftCheck>, PerftSuiteError> {
+    let (checks, mut bad) = run_perft_suite_lenient(text, max_depth);
+    match bad.is_empty() {
+        true => Ok(checks),
+        false => Err(bad.remove(0)),
+    }
+}
+
+/// [`run_perft_suite`], going on past lines that cannot be read: the checks of every good
+/// line, and each bad line's error (one bad line does not hide the rest of the suite).
+pub fn run_perft_suite_lenient(
+    text: &str,
+    max_depth: u32,
+) -> (Vec<PerftCheck>, Vec<PerftSuiteError>) {
     let mut out = Vec::new();
+    let mut bad = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        // Chess960 castling fields read too (a standard position reads the same).
-        let epd = parse_epd_with(line, true).map_err(|source| PerftSuiteError::Epd {
-            line: i + 1,
-            source,
-        })?;
-        for d in 1..=max_depth {
-            let Some(v) = epd.op(&format!("D{d}")) else {
-                continue;
-            };
-            let expected: u64 =
-                v.first()
-                    .and_then(|s| s.parse().ok())
-                    .ok_or(PerftSuiteError::Count {
-                        line: i + 1,
-                        depth: d,
-                    })?;
-            let got = perft(&epd.board, d);
-            out.push(PerftCheck {
-                line: i + 1,
-                fen: crate::board::to_fen(&epd.board),
-                depth: d,
-                expected,
-                got,
-            });
+        match check_line(line, i + 1, max_depth) {
+            Ok(checks) => out.extend(checks),
+            Err(e) => bad.push(e),
         }
+    }
+    (out, bad)
+}
+
+/// The checks of one suite line (line number `line`).
+fn check_line(text: &str, line: usize, max_depth: u32) -> Result<Vec<PerftCheck>, PerftSuiteError> {
+    // Chess960 castling fields read too (a standard position reads the same).
+    let epd = parse_epd_with(text, true).map_err(|source| PerftSuiteError::Epd { line, source })?;
+    let mut out = Vec::new();
+    for d in 1..=max_depth {
+        let Some(v) = epd.op(&format!("D{d}")) else {
+            continue;
+        };
+        let expected: u64 = v
+            .first()
+            .and_then(|s| s.parse().ok())
+            .ok_or(PerftSuiteError::Count { line, depth: d })?;
+        out.push(PerftCheck {
+            line,
+            fen: crate::board::to_fen(&epd.board),
+            depth: d,
+            expected,
+            got: perft(&epd.board, d),
+        });
     }
     Ok(out)
 }

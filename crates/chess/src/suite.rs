@@ -90,13 +90,23 @@ pub fn run_suite(text: &str, limit: SuiteLimit, hash_mb: usize, verbose: bool) -
             }
         };
         let board = &epd.board;
-        let parse_list = |op: &str| -> Vec<Move> {
+        // A `bm`/`am` move that is not a legal move here is a broken line, reported as one
+        // (not scored as a miss that no search could avoid).
+        let parse_list = |op: &str| -> Result<Vec<Move>, String> {
             epd.op(op)
-                .map(|v| v.iter().filter_map(|s| parse_san(board, s).ok()).collect())
                 .unwrap_or_default()
+                .iter()
+                .map(|s| parse_san(board, s).map_err(|e| format!("bad {op} move '{s}': {e}")))
+                .collect()
         };
-        let bm = parse_list("bm");
-        let am = parse_list("am");
+        let (bm, am) = match (parse_list("bm"), parse_list("am")) {
+            (Ok(bm), Ok(am)) => (bm, am),
+            (Err(e), _) | (_, Err(e)) => {
+                rep.failures
+                    .push(format!("line {}: parse error: {e}", lineno + 1));
+                continue;
+            }
+        };
         tt.clear();
         for w in &mut workers {
             w.clear();

@@ -69,6 +69,8 @@ pub enum UciError {
     HashWays(crate::search::tt::TtError),
     #[error(transparent)]
     Board(#[from] BoardError),
+    #[error("no position to search: the last 'position' was refused")]
+    NoPosition,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -285,6 +287,8 @@ pub struct Engine {
     chess960: bool,
     /// Searches that ended in a panic (see [`Engine::search_failures`]).
     search_failures: u64,
+    /// The last `position` was refused: `go` must not search the one before it.
+    pos_refused: bool,
 }
 
 /// The longest input line read (1 MiB): a `position startpos moves ...` of a 10,000-ply game
@@ -367,6 +371,7 @@ impl Engine {
             prune_files: [None, None],
             chess960: false,
             search_failures: 0,
+            pos_refused: false,
         }
     }
 
@@ -420,9 +425,15 @@ impl Engine {
             Ok(flow) => flow,
             Err(e) => {
                 println!("info string error: {e}");
-                // A refused `go` still owes the GUI its `bestmove` (it would wait for ever).
-                if line.split_whitespace().next() == Some("go") && !self.is_searching() {
-                    println!("bestmove {}", self.fallback_move());
+                match line.split_whitespace().next() {
+                    // A refused `go` still owes the GUI its `bestmove` (it would wait for ever).
+                    Some("go") if !self.is_searching() => {
+                        println!("bestmove {}", self.fallback_move());
+                    }
+                    // A refused `position` leaves no position: the next `go` must not answer
+                    // for the one before it.
+                    Some("position") => self.pos_refused = true,
+                    _ => {}
                 }
                 Flow::Continue
             }
@@ -435,6 +446,9 @@ impl Engine {
 
     /// The move to answer with when no search can run: the first legal move, `0000` if none.
     fn fallback_move(&self) -> String {
+        if self.pos_refused {
+            return "0000".into();
+        }
         crate::board::legal_moves(&self.pos.board)
             .first()
             .map(|&m| crate::board::move_to_uci_with(&self.pos.board, m, self.chess960))
@@ -509,9 +523,13 @@ impl Engine {
                     pos.play_uci(m)?;
                 }
                 self.pos = pos;
+                self.pos_refused = false;
             }
             Command::Go(g) => {
                 self.stop_search();
+                if self.pos_refused {
+                    return Err(UciError::NoPosition);
+                }
                 if let Some(d) = g.limits.perft {
                     let (lines, total) = perft_divide(&self.pos.board, d);
                     for (m, n) in lines {
@@ -712,7 +730,13 @@ impl Engine {
             || limits.nodes.is_some()
             || limits.movetime.is_some()
             || ours.is_some();
-        if !has_limit && theirs.is_some() && !limits.infinite {
+        // Any clock field (the other side's time, an increment alone, movestogo) without our
+        // own time: answer quickly rather than search until `stop`.
+        let some_clock = theirs.is_some()
+            || limits.winc.is_some()
+            || limits.binc.is_some()
+            || limits.movestogo.is_some();
+        if !has_limit && some_clock && !limits.infinite {
             println!(
                 "info string go has no clock for the side to move; searching {NO_CLOCK_MOVETIME_MS} ms"
             );

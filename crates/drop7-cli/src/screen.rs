@@ -184,7 +184,25 @@ fn slurm_time(s: &str) -> Result<String, String> {
     };
     let parts: Vec<&str> = rest.split(':').collect();
     let digits = |p: &str| !p.is_empty() && p.len() <= 6 && p.bytes().all(|b| b.is_ascii_digit());
-    if days.is_none_or(digits) && parts.len() <= 3 && parts.iter().all(|p| digits(p)) {
+    if !(days.is_none_or(digits) && parts.len() <= 3 && parts.iter().all(|p| digits(p))) {
+        return Err(bad());
+    }
+    // Minutes and seconds after the first field are 0..=59, hours after days 0..=23
+    // (`99:99:99` is refused rather than handed to sbatch).
+    let n: Vec<u64> = parts
+        .iter()
+        .map(|p| p.parse().unwrap_or(u64::MAX))
+        .collect();
+    let in_range = match (days.is_some(), n.as_slice()) {
+        (false, [_]) => true,
+        (false, [_, s]) => *s < 60,
+        (false, [_, m, s]) => *m < 60 && *s < 60,
+        (true, [h]) => *h < 24,
+        (true, [h, m]) => *h < 24 && *m < 60,
+        (true, [h, m, s]) => *h < 24 && *m < 60 && *s < 60,
+        _ => false,
+    };
+    if in_range {
         Ok(s.to_owned())
     } else {
         Err(bad())

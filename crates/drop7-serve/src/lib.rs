@@ -289,8 +289,10 @@ fn percent_decode(s: &str) -> Result<String, ApiError> {
         match bytes[i] {
             b'+' => out.push(b' '),
             b'%' => {
+                // Exactly two hex digits (`u8::from_str_radix` would also take `+1`).
                 let hex = bytes
                     .get(i + 1..i + 3)
+                    .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
                     .and_then(|h| std::str::from_utf8(h).ok())
                     .and_then(|h| u8::from_str_radix(h, 16).ok())
                     .ok_or_else(|| ApiError::bad(format!("bad percent-escape in `{s}`")))?;
@@ -372,6 +374,8 @@ mod tests {
         assert_eq!(q["c"], "");
         assert!(parse_query("a=%zz").is_err());
         assert!(parse_query("a=%2").is_err());
+        assert!(parse_query("a=%+1").is_err(), "a sign is not a hex digit");
+        assert!(parse_query("a=%-1").is_err());
         for h in [
             "localhost:8077",
             "127.0.0.1:1",

@@ -166,6 +166,16 @@ pub enum ShardError {
         "`--shard slurm` needs SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT in the environment (run it inside a job array)"
     )]
     NoSlurm,
+    #[error(
+        "the Slurm array task (SLURM_ARRAY_TASK_ID {id}, _MIN {min}, _STEP {step}, _COUNT {count}) is not a shard: {why}"
+    )]
+    SlurmTask {
+        id: u32,
+        min: u32,
+        step: u32,
+        count: u32,
+        why: String,
+    },
     #[error("block {block} has {count} seeds, fewer than the {shards} shards")]
     TooMany {
         block: String,
@@ -175,22 +185,41 @@ pub enum ShardError {
 }
 
 impl Shard {
-    /// The array task's shard: `SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN` of
-    /// `SLURM_ARRAY_TASK_COUNT` (an array may be numbered from 1).
+    /// The array task's shard: `(SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN) /
+    /// SLURM_ARRAY_TASK_STEP` of `SLURM_ARRAY_TASK_COUNT` (an array may be numbered from 1,
+    /// and stepped: `--array=0-30:10` runs tasks 0, 10, 20, 30).
     pub fn from_slurm_env() -> Result<Self, ShardError> {
-        let var = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.trim().parse::<u32>().ok())
-        };
+        Self::from_slurm_vars(|k| std::env::var(k).ok())
+    }
+
+    /// [`Shard::from_slurm_env`] over any variable lookup (the environment, or a test's).
+    pub fn from_slurm_vars(get: impl Fn(&str) -> Option<String>) -> Result<Self, ShardError> {
+        let var = |k: &str| get(k).and_then(|v| v.trim().parse::<u32>().ok());
         let (Some(id), Some(count)) = (var("SLURM_ARRAY_TASK_ID"), var("SLURM_ARRAY_TASK_COUNT"))
         else {
             return Err(ShardError::NoSlurm);
         };
         let min = var("SLURM_ARRAY_TASK_MIN").unwrap_or(0);
-        let index = id.checked_sub(min).ok_or(ShardError::NoSlurm)?;
+        let step = var("SLURM_ARRAY_TASK_STEP").unwrap_or(1);
+        let bad = |why: String| ShardError::SlurmTask {
+            id,
+            min,
+            step,
+            count,
+            why,
+        };
+        if step == 0 {
+            return Err(bad("a step of 0".into()));
+        }
+        let offset = id
+            .checked_sub(min)
+            .ok_or_else(|| bad("the task id is below the array's first".into()))?;
+        if offset % step != 0 {
+            return Err(bad("the task id is not on the array's step".into()));
+        }
+        let index = offset / step;
         if index >= count {
-            return Err(ShardError::NoSlurm);
+            return Err(bad(format!("task {index} of {count}")));
         }
         Ok(Self { index, count })
     }
@@ -243,6 +272,44 @@ impl FromStr for Shard {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn slurm_shards_follow_the_array_step() {
+        let env = |id: &str, min: &str, step: Option<&str>, count: &str| {
+            let (id, min, step, count) = (
+                id.to_owned(),
+                min.to_owned(),
+                step.map(str::to_owned),
+                count.to_owned(),
+            );
+            move |k: &str| match k {
+                "SLURM_ARRAY_TASK_ID" => Some(id.clone()),
+                "SLURM_ARRAY_TASK_MIN" => Some(min.clone()),
+                "SLURM_ARRAY_TASK_STEP" => step.clone(),
+                "SLURM_ARRAY_TASK_COUNT" => Some(count.clone()),
+                _ => None,
+            }
+        };
+        // --array=0-30:10: tasks 0, 10, 20, 30 are shards 0..4 of 4.
+        for (id, k) in [("0", 0), ("10", 1), ("20", 2), ("30", 3)] {
+            let s = Shard::from_slurm_vars(env(id, "0", Some("10"), "4")).unwrap();
+            assert_eq!((s.index, s.count), (k, 4), "task {id}");
+        }
+        // No step: consecutive ids from MIN.
+        let s = Shard::from_slurm_vars(env("3", "1", None, "4")).unwrap();
+        assert_eq!((s.index, s.count), (2, 4));
+        for bad in [
+            env("15", "0", Some("10"), "4"),
+            env("40", "0", Some("10"), "4"),
+            env("1", "0", Some("0"), "4"),
+        ] {
+            let e = Shard::from_slurm_vars(bad).unwrap_err().to_string();
+            assert!(e.contains("is not a shard"), "{e}");
+        }
+        let e = Shard::from_slurm_vars(|_| None).unwrap_err();
+        assert_eq!(e, ShardError::NoSlurm);
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -335,7 +335,7 @@ impl LazyMargins {
 
     /// Read a table file.
     pub fn load(path: &Path) -> Result<Self, TablesError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TablesError::Io {
+        let text = crate::datafile::read_data_file(path).map_err(|source| TablesError::Io {
             path: path.to_owned(),
             source,
         })?;

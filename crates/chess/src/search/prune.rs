@@ -688,7 +688,7 @@ impl PruneTables {
     pub fn load(fh: Option<&Path>, rfp: Option<&Path>) -> Result<PruneTables, PruneTableError> {
         let read = |p: Option<&Path>, embedded: &'static str, name: &str| match p {
             None => Ok((embedded.to_string(), name.to_string())),
-            Some(p) => std::fs::read_to_string(p)
+            Some(p) => crate::datafile::read_data_file(p)
                 .map(|t| (t, p.display().to_string()))
                 .map_err(|source| PruneTableError::Io {
                     file: p.display().to_string(),
@@ -806,13 +806,21 @@ fn parse_lines(
     magic: &'static str,
     mut f: impl FnMut(&[&str], &dyn Fn(&str) -> PruneTableError) -> Result<(), PruneTableError>,
 ) -> Result<String, PruneTableError> {
-    let mut lines = text.lines().enumerate();
-    if lines.next().map(|(_, l)| l.trim()) != Some(magic) {
+    if text.lines().next().map(str::trim) != Some(magic) {
         return Err(PruneTableError::Magic {
             file: file.to_string(),
             expected: magic,
         });
     }
+    // The whole file, sealed: a table cut short would otherwise parse, and the lost cells
+    // fall back to the formulas without a word.
+    let text = crate::datafile::unseal(text).map_err(|message| PruneTableError::Line {
+        file: file.to_string(),
+        line: text.lines().count(),
+        message,
+    })?;
+    let mut lines = text.lines().enumerate();
+    lines.next();
     let mut provenance = String::new();
     for (i, line) in lines {
         let t = line.trim();
@@ -968,23 +976,41 @@ mod tests {
 
     #[test]
     fn bad_table_lines_name_file_and_line() {
+        use crate::datafile::seal;
         let e = PruneTables::parse("nope", "a.txt", RFP_MAGIC, "b.txt").unwrap_err();
         assert!(e.to_string().starts_with("a.txt: not a table file"), "{e}");
-        let fh = format!("{FH_MAGIC}\n# x\ncell 1 0 0 0 0 10 11 5\n");
-        let e = PruneTables::parse(&fh, "a.txt", RFP_MAGIC, "b.txt").unwrap_err();
+        let empty_fh = seal(FH_MAGIC);
+        let fh = seal(&format!("{FH_MAGIC}\n# x\ncell 1 0 0 0 0 10 11 5\n"));
+        let e = PruneTables::parse(&fh, "a.txt", &seal(RFP_MAGIC), "b.txt").unwrap_err();
         assert_eq!(e.to_string(), "a.txt:3: more raises than trials");
-        let fh = format!("{FH_MAGIC}\ncell 11 0 0 0 0 10 1 5\n");
-        let e = PruneTables::parse(&fh, "a.txt", RFP_MAGIC, "b.txt").unwrap_err();
+        let fh = seal(&format!("{FH_MAGIC}\ncell 11 0 0 0 0 10 1 5\n"));
+        let e = PruneTables::parse(&fh, "a.txt", &seal(RFP_MAGIC), "b.txt").unwrap_err();
         assert_eq!(e.to_string(), "a.txt:2: axis out of range");
-        let rfp = format!("{RFP_MAGIC}\nmargin 1 0 0 -5\n");
-        let e = PruneTables::parse(FH_MAGIC, "a.txt", &rfp, "b.txt").unwrap_err();
+        let rfp = seal(&format!("{RFP_MAGIC}\nmargin 1 0 0 -5\n"));
+        let e = PruneTables::parse(&empty_fh, "a.txt", &rfp, "b.txt").unwrap_err();
         assert!(e.to_string().starts_with("b.txt:2: margin"), "{e}");
-        let fh = format!("{FH_MAGIC}\ncell 2 1 3 3 2 1000 3 917\n");
-        let rfp = format!("{RFP_MAGIC}\nmargin 3 1 0 140\nmargin 4 0 1 formula\n");
+        let fh = seal(&format!("{FH_MAGIC}\ncell 2 1 3 3 2 1000 3 917\n"));
+        let rfp = seal(&format!(
+            "{RFP_MAGIC}\nmargin 3 1 0 140\nmargin 4 0 1 formula\n"
+        ));
         let t = PruneTables::parse(&fh, "a", &rfp, "b").unwrap();
         assert_eq!(t.fh(fh_cell(2, 1, 100, 4, Some(60))), 917);
         assert_eq!(t.rfp_margin[2][1][0], Some(140));
         assert_eq!(t.rfp_margin[3][0][1], None);
         assert_eq!(t.fh_cells_with_data(), 1);
+        // Issue 36: a table cut short, or changed, is refused with the file's name (it used
+        // to parse, the lost cells silently falling back to the formulas).
+        let cut = &EMBEDDED_FH[..EMBEDDED_FH.len() / 2];
+        let e = PruneTables::parse(cut, "cut.txt", EMBEDDED_RFP, "b").unwrap_err();
+        assert!(
+            e.to_string().starts_with("cut.txt:") && e.to_string().contains("cut short"),
+            "{e}"
+        );
+        let changed = EMBEDDED_RFP.replacen("margin 1 0 0 700", "margin 1 0 0 600", 1);
+        assert_ne!(changed, EMBEDDED_RFP);
+        let e = PruneTables::parse(EMBEDDED_FH, "a", &changed, "changed.txt").unwrap_err();
+        assert!(e.to_string().contains("checksum mismatch"), "{e}");
+        let unsealed = format!("{FH_MAGIC}\ncell 2 1 3 3 2 1000 3 917\n");
+        assert!(PruneTables::parse(&unsealed, "old.txt", EMBEDDED_RFP, "b").is_err());
     }
 }
