@@ -18,7 +18,13 @@ bin=target/release/actuary
 mkdir -p "$run"
 pid_file=$run/pid
 
-running() { [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; }
+# Running: the PID in the file is alive and is our datagen (a stale file after a reboot may
+# name a recycled PID of another program).
+running() {
+  [ -f "$pid_file" ] || return 1
+  pid=$(cat "$pid_file")
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = actuary ]
+}
 
 case "${1:-}" in
 start)

@@ -465,6 +465,9 @@ pub struct CorpusWriter {
     /// Games and positions of the part so far.
     part_games: u64,
     part_positions: u64,
+    /// A write to the part failed: it was cut back to its last whole game and takes no more
+    /// (a record after a partial one would corrupt the middle of the chunk).
+    failed: bool,
 }
 
 impl CorpusWriter {
@@ -500,6 +503,7 @@ impl CorpusWriter {
             max_id: None,
             part_games: 0,
             part_positions: 0,
+            failed: false,
         };
         w.entries = read_manifest(dir)?;
         w.enter_unlisted_chunks()?;
@@ -572,20 +576,29 @@ impl CorpusWriter {
     /// Append one game (one write of its whole record); close the chunk when it is full.
     pub fn push(&mut self, g: &Game) -> Result<(), CorpusError> {
         let path = part_path(&self.dir);
+        if self.failed {
+            return Err(io(&path)(std::io::Error::other(
+                "an earlier write failed; the part takes no more games",
+            )));
+        }
         if self.part.is_none() {
-            let mut f = std::fs::OpenOptions::new()
-                .create_new(true)
-                .append(true)
-                .open(&path)
-                .map_err(io(&path))?;
+            // The header goes to a temporary file renamed into place, so a part is never
+            // seen without its whole header (a kill between the two writes).
+            let tmp = self.dir.join("current.part.tmp");
             let h = encode_header(&self.settings, &self.commit);
-            f.write_all(&h).map_err(io(&path))?;
+            std::fs::write(&tmp, &h).map_err(io(&tmp))?;
+            std::fs::rename(&tmp, &path).map_err(io(&path))?;
+            self.part = Some(append(&path)?);
             self.part_len = h.len() as u64;
-            self.part = Some(f);
         }
         let rec = encode_game(g);
         let f = self.part.as_mut().expect("opened above");
-        f.write_all(&rec).map_err(io(&path))?;
+        if let Err(e) = f.write_all(&rec) {
+            // Cut back to the last whole game, and take nothing more.
+            self.failed = true;
+            let _ = f.set_len(self.part_len);
+            return Err(io(&path)(e));
+        }
         self.part_len += rec.len() as u64;
         self.part_games += 1;
         self.part_positions += g.plies.len() as u64;
@@ -630,6 +643,8 @@ impl CorpusWriter {
         std::fs::rename(&path, &dest).map_err(io(&dest))?;
         let e = describe_chunk(&dest)?;
         self.append_manifest(&e)?;
+        // The closed chunk's games keep their ids: the next game comes after them.
+        self.max_id = self.max_id.max(Some(e.last_game));
         self.part_len = 0;
         self.part_games = 0;
         self.part_positions = 0;
@@ -1025,6 +1040,25 @@ mod tests {
         assert_eq!(e.games, 3);
         let c = read_chunk(&d.path().join(&e.chunk)).unwrap();
         assert_eq!(c.games, vec![game(0, 20), game(1, 20), game(2, 20)]);
+    }
+
+    #[test]
+    fn a_part_of_other_settings_is_closed_and_its_ids_stay_taken() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = CorpusWriter::open(d.path(), settings(), "a").unwrap();
+        for i in 0..3 {
+            w.push(&game(i, 10)).unwrap();
+        }
+        drop(w); // killed: the part stays open
+        // Another engine (another bench): the old part is closed first, ids continue.
+        let mut other = settings();
+        other.bench = 2;
+        let mut w = CorpusWriter::open(d.path(), other.clone(), "b").unwrap();
+        assert_eq!(w.entries().len(), 1);
+        assert_eq!(w.next_id(), 3);
+        w.push(&game(w.next_id(), 10)).unwrap();
+        let e = w.close_part().unwrap().unwrap();
+        assert_eq!((e.first_game, e.last_game, e.settings.bench), (3, 3, 2));
     }
 
     #[test]

@@ -29,6 +29,8 @@ use std::time::Instant;
 
 /// Openings drawn per game before the last one is kept whatever its score.
 const OPENING_TRIES: u64 = 16;
+/// Distinct positions remembered for the repeat rates (about 50 MB of keys).
+const REPEAT_WINDOW: usize = 2_000_000;
 
 /// The commit of the working tree, for the chunk header (`unknown` outside a git checkout).
 fn commit() -> String {
@@ -100,8 +102,8 @@ pub fn run(a: &DatagenArgs, dir: &Path) -> Result<ExitCode, crate::LabError> {
         r.positions,
         r.positions as f64 / secs.max(1e-9),
         a.threads,
-        100.0 * r.opening_repeats as f64 / r.games.max(1) as f64,
-        100.0 * r.position_repeats as f64 / r.positions.max(1) as f64,
+        100.0 * r.opening_repeats as f64 / r.counted_games.max(1) as f64,
+        100.0 * r.position_repeats as f64 / r.counted_positions.max(1) as f64,
     );
     if let Some(e) = closed {
         eprintln!(
@@ -121,10 +123,14 @@ fn corpus_err(e: CorpusError) -> crate::LabError {
 pub struct RunCounts {
     pub games: u64,
     pub positions: u64,
-    /// Games whose start position an earlier game of this run already had.
+    /// Games whose start position an earlier game of this run already had (among the
+    /// `counted_games` first games).
     pub opening_repeats: u64,
-    /// Positions (by Zobrist key) an earlier game of this run already had.
+    /// Positions (by Zobrist key) an earlier game of this run already had (among the
+    /// `counted_positions` first positions).
     pub position_repeats: u64,
+    pub counted_games: u64,
+    pub counted_positions: u64,
 }
 
 /// Play `--games` games (or until killed) after the corpus's largest id into `w`.
@@ -167,6 +173,9 @@ pub fn generate(
                     let (game, keys) = play(id, s, &book, &perm, &mut worker, &tt);
                     let mut g = shared.lock().unwrap_or_else(|e| e.into_inner());
                     let (w, counts, openings, positions, err) = &mut *g;
+                    if err.is_some() {
+                        break;
+                    }
                     if let Err(e) = w.push(&game) {
                         *err = Some(e);
                         failed.store(true, Relaxed);
@@ -174,9 +183,15 @@ pub fn generate(
                     }
                     counts.games += 1;
                     counts.positions += game.plies.len() as u64;
-                    counts.opening_repeats += !openings.insert(keys[0]) as u64;
-                    for k in &keys {
-                        counts.position_repeats += !positions.insert(*k) as u64;
+                    // Repeats are counted over the run's first REPEAT_WINDOW positions (a
+                    // background run has no end: its memory must not grow with it).
+                    if positions.len() < REPEAT_WINDOW {
+                        counts.counted_games += 1;
+                        counts.opening_repeats += !openings.insert(keys[0]) as u64;
+                        for k in &keys {
+                            counts.counted_positions += 1;
+                            counts.position_repeats += !positions.insert(*k) as u64;
+                        }
                     }
                     let (pg, pp) = w.part_counts();
                     bar.set_message(format!(

@@ -25,7 +25,7 @@ use chess::eval::pst::PHASE_MAX;
 use chess::eval::trace::trace_tiers;
 use chess::eval::{S, army_scaler, material_bucket};
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -214,7 +214,10 @@ pub fn parse_line(line: &str) -> Result<Option<Labelled>, String> {
 /// file, the `# game ID` line's id mixed with the file's settings header; elsewhere the
 /// position's own key.
 pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64), TuneError> {
-    let mut seen = HashSet::new();
+    // Position key -> its index in `out`. A repeated position keeps the copy of the game
+    // with the smallest group, so which game it counts for does not depend on the order of
+    // files or games either.
+    let mut seen: HashMap<u64, usize> = HashMap::new();
     let mut out = Vec::new();
     let mut dups = 0;
     let full = |out: &Vec<Labelled>| limit.is_some_and(|n| out.len() as u64 >= n);
@@ -222,10 +225,17 @@ pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64
         if !lab.board.checkers().is_empty() {
             return; // a position in check is not quiet: never a training position
         }
-        if seen.insert(lab.board.hash()) {
-            out.push(lab);
-        } else {
-            dups += 1;
+        match seen.get(&lab.board.hash()) {
+            None => {
+                seen.insert(lab.board.hash(), out.len());
+                out.push(lab);
+            }
+            Some(&i) => {
+                dups += 1;
+                if lab.group < out[i].group {
+                    out[i] = lab;
+                }
+            }
         }
     };
     for path in paths {
@@ -890,6 +900,12 @@ fn check_state(st: &State) -> Result<(), String> {
     }
     if st.m.len() != P || st.v.len() != P || st.best_weights.len() != P {
         return Err("vectors of the wrong length".into());
+    }
+    if st.best_epoch > st.epoch {
+        return Err(format!(
+            "best epoch {} after the current epoch {}",
+            st.best_epoch, st.epoch
+        ));
     }
     Ok(())
 }

@@ -13,7 +13,7 @@ use crate::search::time::{Limits, PonderHit};
 use crate::search::tt::Tt;
 use std::io::{BufRead, Read};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::thread::JoinHandle;
 
 pub const ENGINE_NAME: &str = "actuary";
@@ -285,8 +285,9 @@ pub struct Engine {
     /// UCI `UCI_Chess960`: X-FEN/Shredder-FEN castling in `position fen`, castling moves
     /// written king-takes-rook.
     chess960: bool,
-    /// Searches that ended in a panic (see [`Engine::search_failures`]).
-    search_failures: u64,
+    /// Searches that ended in a panic (see [`Engine::search_failures`]), counted by the
+    /// search thread itself (it answers `bestmove` before it ends).
+    search_failures: Arc<AtomicU64>,
     /// The last `position` was refused: `go` must not search the one before it.
     pos_refused: bool,
 }
@@ -370,7 +371,7 @@ impl Engine {
             prune: PruneConfig::default(),
             prune_files: [None, None],
             chess960: false,
-            search_failures: 0,
+            search_failures: Arc::new(AtomicU64::new(0)),
             pos_refused: false,
         }
     }
@@ -426,8 +427,11 @@ impl Engine {
             Err(e) => {
                 println!("info string error: {e}");
                 match line.split_whitespace().next() {
-                    // A refused `go` still owes the GUI its `bestmove` (it would wait for ever).
-                    Some("go") if !self.is_searching() => {
+                    // A refused `go` still owes the GUI its `bestmove` (it would wait for
+                    // ever): a search still running answers its own `go` first. (`go perft`
+                    // owes none.)
+                    Some("go") if !line.split_whitespace().any(|w| w == "perft") => {
+                        self.stop_search();
                         println!("bestmove {}", self.fallback_move());
                     }
                     // A refused `position` leaves no position: the next `go` must not answer
@@ -463,7 +467,7 @@ impl Engine {
     /// How many searches ended in a panic (reported as `info string error`, the engine going
     /// on with fresh workers): a test's way to see a failure the protocol swallows.
     pub fn search_failures(&self) -> u64 {
-        self.search_failures
+        self.search_failures.load(Relaxed)
     }
 
     /// Stop a running search (if any) and take the workers back.
@@ -473,7 +477,7 @@ impl Engine {
             match h.join() {
                 Ok(w) => self.workers = w,
                 Err(_) => {
-                    self.search_failures += 1;
+                    self.search_failures.fetch_add(1, Relaxed);
                     println!("info string error: search thread failed; state reset");
                     self.workers = (0..self.threads).map(Worker::new).collect();
                 }
@@ -767,10 +771,25 @@ impl Engine {
         stop.store(false, Relaxed);
         let pos = self.pos.clone();
         let chess960 = self.chess960;
+        let failures = Arc::clone(&self.search_failures);
+        let fallback = self.fallback_move();
         let handle = std::thread::Builder::new()
             .stack_size(64 << 20)
             .spawn(move || {
-                let r = search(&pos, &limits, &opts, &mut workers, &tt, &stop);
+                // A panic in the search must still answer the `go` (a GUI waits for its
+                // `bestmove`); the workers are rebuilt, since the search left them half-done.
+                let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    search(&pos, &limits, &opts, &mut workers, &tt, &stop)
+                })) {
+                    Ok(r) => r,
+                    Err(_) => {
+                        failures.fetch_add(1, Relaxed);
+                        println!("info string error: the search failed; state reset");
+                        println!("bestmove {fallback}");
+                        let n = workers.len();
+                        return (0..n).map(Worker::new).collect();
+                    }
+                };
                 if r.threads < workers.len() {
                     println!(
                         "info string only {} of {} search threads could start (memory or thread limit)",

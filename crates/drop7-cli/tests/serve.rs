@@ -861,6 +861,7 @@ fn hostile_files_and_requests_are_refused() {
     for h in [
         "Origin: http://evil.example\r\n",
         "Sec-Fetch-Site: cross-site\r\n",
+        "Sec-Fetch-Site: same-site\r\n",
     ] {
         let (st, _, b) = s.request("GET", "/api/info", h, b"");
         assert_eq!(st, 403, "{h}: {}", String::from_utf8_lossy(&b));

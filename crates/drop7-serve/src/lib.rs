@@ -183,7 +183,12 @@ fn cross_site(req: &Request) -> Option<ApiError> {
             .find(|h| h.field.equiv(name))
             .map(|h| h.value.as_str().trim().to_owned())
     };
-    if get("Sec-Fetch-Site").is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
+    // `same-origin` (the page's own requests) and `none` (typed in the address bar) only: a
+    // page on another port of this host is `same-site`, and no-cors requests (an `<img>`) carry
+    // no Origin.
+    if get("Sec-Fetch-Site")
+        .is_some_and(|s| !s.eq_ignore_ascii_case("same-origin") && !s.eq_ignore_ascii_case("none"))
+    {
         return Some(ApiError::forbidden(
             "cross-site request refused: open the page served here instead",
         ));

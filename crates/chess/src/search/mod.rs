@@ -892,7 +892,9 @@ impl<P: Probe> Worker<P> {
             let gives_check = checks;
             let check_ext = (gives_check && ply < 2 * self.root_depth as usize) as i32;
             let mut ext = check_ext;
+            // (Not while the laboratory calibrates: its probes count the plain search.)
             if self.cfg.singular
+                && probe.is_none()
                 && !root
                 && mv == tt_move
                 && excluded == NULL_MOVE

@@ -146,7 +146,8 @@ pub fn search<P: Probe + Send>(
         r
     });
     let mut result = result;
-    for w in workers.iter() {
+    // Only the threads that ran (a helper that could not start holds an older search's counts).
+    for w in workers.iter().take(result.threads) {
         for (a, b) in result.exits.iter_mut().zip(w.exits) {
             *a += b;
         }
