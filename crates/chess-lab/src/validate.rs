@@ -53,7 +53,7 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "MB", default_value_t = 64)]
     pub hash: u32,
     /// Give up on an engine that has not answered a position after this many seconds.
-    #[arg(long, value_name = "S", default_value_t = 600)]
+    #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
     /// Keep the baseline's results under this name (in --store) for later runs.
     #[arg(long, value_name = "NAME")]
@@ -87,6 +87,8 @@ pub enum ValidateError {
     },
     #[error("saved baseline {name}: {message}")]
     Saved { name: String, message: String },
+    #[error("{}: {message}", path.display())]
+    Output { path: PathBuf, message: String },
     #[error("give exactly one of --depth, --nodes, --movetime")]
     NoLimit,
     #[error(transparent)]
@@ -538,6 +540,21 @@ impl ValidateArgs {
 
     fn validate(&self) -> Result<ExitCode, ValidateError> {
         let (limit, _) = limit_text(self)?;
+        // The output is checked before any engine runs (a run can take an hour): not a
+        // directory or device, in a directory that exists.
+        if let Some(p) = &self.json {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let bad = std::fs::metadata(p).is_ok_and(|m| !m.is_file()) || !dir.is_dir();
+            if bad {
+                return Err(ValidateError::Output {
+                    path: p.clone(),
+                    message: "--json must name a regular file in an existing directory".into(),
+                });
+            }
+        }
         let me = std::env::current_exe().map_err(|source| ValidateError::Read {
             path: PathBuf::from("<current executable>"),
             source,

@@ -157,8 +157,9 @@ pub fn info(ctx: &Ctx) -> Result<Value, ApiError> {
     }
     Ok(json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "dir": ctx.root.dir.display().to_string(),
-        "model": ctx.model.as_ref().map(|m| m.display().to_string()),
+        // Names only: the page needs no absolute path of this machine.
+        "dir": ctx.root.dir.file_name().map_or_else(|| "/".into(), |n| n.to_string_lossy().into_owned()),
+        "model": ctx.model.as_ref().map(|m| m.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())),
         "policies": policies,
         "maxAdviceDepth": MAX_ADVICE_DEPTH,
         "moveCap": drop7::rules::MOVE_CAP,

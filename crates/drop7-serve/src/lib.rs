@@ -89,6 +89,8 @@ pub enum ServeError {
     Dir { dir: PathBuf, message: String },
     #[error("--bind/--port {addr}: {message}")]
     Listen { addr: SocketAddr, message: String },
+    #[error("--model {}: {message}", path.display())]
+    Model { path: PathBuf, message: String },
 }
 
 /// Listen, call `ready(bound address, canonical results directory)` once, then serve until
@@ -98,6 +100,14 @@ pub fn run(cfg: Config, ready: impl FnOnce(SocketAddr, &Path)) -> Result<(), Ser
         dir: cfg.dir.clone(),
         message,
     })?;
+    // A model the page would offer must be a model file (its header read, cheaply), not only
+    // a name: else every n-tuple policy would fail at its first use.
+    if let Some(m) = &cfg.model {
+        ntuple::model::read_info(m).map_err(|e| ServeError::Model {
+            path: m.clone(),
+            message: e.to_string(),
+        })?;
+    }
     let addr = cfg.addr;
     let listen = |message: String| ServeError::Listen { addr, message };
     let server = Server::http(addr).map_err(|e| listen(e.to_string()))?;
