@@ -30,6 +30,9 @@ pub enum Tool {
     /// Search every position of an EPD test suite and check its `bm`/`am` moves (and the
     /// `c8`/`c9` points of STS files).
     Suite(SuiteArgs),
+    /// Print the search constants SPSA may tune as OpenBench's SPSA input, one
+    /// `name, int, value, min, max, c_end, r_end` line each (the UCI option is the name).
+    SpsaInput,
     #[cfg(feature = "lab")]
     #[command(flatten)]
     Lab(chess_lab::LabCommand),
@@ -43,6 +46,12 @@ impl Tool {
             Tool::Perft(a) => a.run(),
             Tool::PerftSuite(a) => a.run(),
             Tool::Suite(a) => a.run(),
+            Tool::SpsaInput => {
+                for l in chess::search::prune::spsa_lines(&PruneConfig::default()) {
+                    println!("{l}");
+                }
+                Ok(ExitCode::SUCCESS)
+            }
             #[cfg(feature = "lab")]
             Tool::Lab(c) => Ok(c.run()?),
         }

@@ -53,3 +53,34 @@ fn singular_extension_signature() {
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
     assert_eq!(r.nodes, 12_547_077);
 }
+
+/// The tunable search constants (issue 33's SPSA inputs) default to the constants the
+/// signature was measured with, and each is really read by the search: moving one changes
+/// the tree.
+#[test]
+fn tunables_default_to_the_signature_and_change_the_search() {
+    let lines = chess::search::prune::spsa_lines(&chess::search::prune::PruneConfig::default());
+    assert!(lines.len() >= 16, "{lines:?}");
+    assert!(
+        lines.contains(&"prune.rfp-margin, int, 75, 30, 150, 8, 0.002".to_string()),
+        "{lines:?}"
+    );
+    for (name, value) in [
+        ("lmr-divisor", "260"),
+        ("rfp-margin", "90"),
+        ("nmp-base", "4"),
+    ] {
+        let mut cfg = chess::search::prune::PruneConfig::default();
+        cfg.set(name, value).unwrap();
+        let r = chess::bench::run_bench_with(8, false, None, cfg, 1).unwrap();
+        let d = chess::bench::run_bench_with(
+            8,
+            false,
+            None,
+            chess::search::prune::PruneConfig::default(),
+            1,
+        )
+        .unwrap();
+        assert_ne!(r.nodes, d.nodes, "{name}={value} did not change the search");
+    }
+}

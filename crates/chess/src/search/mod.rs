@@ -184,6 +184,8 @@ pub struct Worker<P: Probe = NoProbe> {
     pub eval: Evaluator,
     pub hist: History,
     lmr: Box<[[u8; 64]; 64]>,
+    /// (base, divisor) the `lmr` table was built for (rebuilt when the options change).
+    lmr_params: (i32, i32),
     stack: Vec<Frame>,
     pv: Vec<[Move; MAX_PLY + 1]>,
     pv_len: Vec<usize>,
@@ -223,7 +225,8 @@ impl<P: Probe> Worker<P> {
             id,
             eval: Evaluator::default(),
             hist: History::default(),
-            lmr: lmr_table(),
+            lmr: lmr_table(LMR_BASE_CENTI, LMR_DIVISOR_CENTI),
+            lmr_params: (LMR_BASE_CENTI, LMR_DIVISOR_CENTI),
             stack: vec![EMPTY_FRAME; MAX_PLY + 8],
             pv: vec![[NULL_MOVE; MAX_PLY + 1]; MAX_PLY + 2],
             pv_len: vec![0; MAX_PLY + 2],
@@ -420,7 +423,12 @@ impl<P: Probe> Worker<P> {
     /// found it safe).
     #[inline]
     fn rfp_margin_for(&self, depth: i32, improving: bool, opp_hung: bool) -> i32 {
-        let formula = rfp_margin(depth, improving);
+        let formula = rfp_margin_with(
+            self.cfg.rfp_margin,
+            self.cfg.rfp_improving,
+            depth,
+            improving,
+        );
         let table = || {
             self.cfg.tables.rfp_margin[prune::depth_index(depth)][improving as usize]
                 [opp_hung as usize]
@@ -441,10 +449,25 @@ impl<P: Probe> Worker<P> {
         }
     }
 
+    /// Razoring margin at `depth` (1..=3).
+    #[inline]
+    fn razor_margin(&self, depth: i32) -> i32 {
+        self.cfg.razor_base + self.cfg.razor_per_depth * depth
+    }
+
+    /// The reduction table for this search's LMR constants (rebuilt only when they change).
+    pub(crate) fn sync_lmr_table(&mut self) {
+        let want = (self.cfg.lmr_base, self.cfg.lmr_divisor);
+        if self.lmr_params != want {
+            self.lmr = lmr_table(want.0, want.1);
+            self.lmr_params = want;
+        }
+    }
+
     /// Razoring gate: eval so far below alpha that only tactics could help.
     #[inline]
     fn razor_candidate(&self, depth: i32, eval: i32, alpha: i32) -> bool {
-        depth <= RAZOR_MAX_DEPTH && eval + RAZOR_MARGIN[depth as usize] < alpha
+        depth <= RAZOR_MAX_DEPTH && eval + self.razor_margin(depth) < alpha
     }
 
     /// May we try a null move here?
@@ -494,7 +517,7 @@ impl<P: Probe> Worker<P> {
         r += cut_node as i32;
         // A move the gate keeps from pruning is reduced less (`relief` plies).
         r -= relief;
-        r -= hist / LMR_HISTORY_DIVISOR;
+        r -= hist / self.cfg.lmr_history_div;
         r.max(0)
     }
 
@@ -653,11 +676,7 @@ impl<P: Probe> Worker<P> {
                         return v;
                     }
                     node_probe.get_or_insert(NodeProbe {
-                        cell: surprise_cell(
-                            board,
-                            depth,
-                            alpha - eval - RAZOR_MARGIN[depth as usize],
-                        ),
+                        cell: surprise_cell(board, depth, alpha - eval - self.razor_margin(depth)),
                         event_below_beta: false,
                     });
                 }
@@ -668,7 +687,14 @@ impl<P: Probe> Worker<P> {
                 && self.null_move_allowed(board, depth, eval, beta, ply)
                 && let Some(child) = board.null_move()
             {
-                let r = nmp_reduction(depth, eval, beta);
+                let r = nmp_reduction(
+                    self.cfg.nmp_base,
+                    self.cfg.nmp_depth_div,
+                    self.cfg.nmp_eval_div,
+                    depth,
+                    eval,
+                    beta,
+                );
                 self.stack[ply].moved = NO_PIECE_TO;
                 self.stack[ply + 1].mat = self.stack[ply].mat;
                 self.keys.push(key);
@@ -817,7 +843,7 @@ impl<P: Probe> Worker<P> {
                     let formula_lmp = lmp_ok
                         && matches!(self.cfg.lmp, Source::Formula | Source::Union)
                         && depth <= LMP_MAX_DEPTH
-                        && quiets_seen >= lmp_limit(depth, improving);
+                        && quiets_seen >= lmp_limit(self.cfg.lmp_base, depth, improving);
                     let table_lmp = gated
                         && in_table
                         && matches!(self.cfg.lmp, Source::Table | Source::Union)
@@ -836,7 +862,12 @@ impl<P: Probe> Worker<P> {
                         _ if !efp_ok => None,
                         EfpMode::Off => None,
                         EfpMode::Formula => {
-                            let bound = eval + futility_margin(lmr_depth);
+                            let bound = eval
+                                + futility_margin(
+                                    self.cfg.fp_base,
+                                    self.cfg.fp_per_depth,
+                                    lmr_depth,
+                                );
                             (lmr_depth <= FP_MAX_DEPTH && bound <= alpha).then_some(alpha - bound)
                         }
                         EfpMode::Tiers => {
@@ -861,7 +892,7 @@ impl<P: Probe> Worker<P> {
                     if see_ok
                         && self.cfg.see
                         && depth <= SEE_PRUNE_MAX_DEPTH
-                        && !see_ge(board, mv, SEE_QUIET_MARGIN * lmr_depth)
+                        && !see_ge(board, mv, self.cfg.see_quiet * lmr_depth)
                     {
                         if !self.shadowing(Mechanism::See) {
                             self.stats.see_quiet += 1;
@@ -876,7 +907,7 @@ impl<P: Probe> Worker<P> {
                     && !checks
                     && self.cfg.see
                     && depth <= SEE_PRUNE_MAX_DEPTH
-                    && !see_ge(board, mv, SEE_NOISY_MARGIN * depth * depth)
+                    && !see_ge(board, mv, self.cfg.see_noisy * depth * depth)
                 {
                     // SEE pruning of losing captures at low depth.
                     if !self.shadowing(Mechanism::See) {

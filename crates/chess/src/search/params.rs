@@ -22,10 +22,17 @@ pub const RFP_MAX_DEPTH: i32 = 8;
 pub const RFP_MARGIN_PER_DEPTH: i32 = 75;
 pub const RFP_IMPROVING_BONUS: i32 = 60;
 
-/// RFP margin by remaining depth and improving flag.
+/// RFP margin by remaining depth and improving flag (the defaults; the search reads the
+/// tunable values of [`super::prune::PruneConfig`]).
 #[inline]
 pub fn rfp_margin(depth: i32, improving: bool) -> i32 {
-    RFP_MARGIN_PER_DEPTH * depth - if improving { RFP_IMPROVING_BONUS } else { 0 }
+    rfp_margin_with(RFP_MARGIN_PER_DEPTH, RFP_IMPROVING_BONUS, depth, improving)
+}
+
+/// RFP margin with the given per-depth margin and improving bonus.
+#[inline]
+pub fn rfp_margin_with(per_depth: i32, bonus: i32, depth: i32, improving: bool) -> i32 {
+    per_depth * depth - if improving { bonus } else { 0 }
 }
 
 /// The value RFP returns when it fires: Stockfish's blend biased toward beta (see
@@ -40,15 +47,28 @@ pub const NMP_MIN_DEPTH: i32 = 3;
 /// From this depth a null-move cutoff is verified by a reduced normal search.
 pub const NMP_VERIFY_DEPTH: i32 = 12;
 
-/// Null-move depth reduction.
+pub const NMP_BASE: i32 = 3;
+pub const NMP_DEPTH_DIVISOR: i32 = 3;
+pub const NMP_EVAL_DIVISOR: i32 = 200;
+
+/// Null-move depth reduction: `base + depth / depth_div + clamp((eval − beta) / eval_div, 0, 3)`.
 #[inline]
-pub fn nmp_reduction(depth: i32, eval: i32, beta: i32) -> i32 {
-    3 + depth / 3 + ((eval - beta) / 200).clamp(0, 3)
+pub fn nmp_reduction(
+    base: i32,
+    depth_div: i32,
+    eval_div: i32,
+    depth: i32,
+    eval: i32,
+    beta: i32,
+) -> i32 {
+    base + depth / depth_div + ((eval - beta) / eval_div).clamp(0, 3)
 }
 
 // --- Razoring ------------------------------------------------------------------------
 pub const RAZOR_MAX_DEPTH: i32 = 3;
-pub const RAZOR_MARGIN: [i32; 4] = [0, 300, 450, 600];
+/// Razoring margin `base + per_depth · depth` (defaults 300, 450, 600 at depths 1–3).
+pub const RAZOR_BASE: i32 = 150;
+pub const RAZOR_PER_DEPTH: i32 = 150;
 
 // --- Singular extensions (switch `se`) ---------------------------------------------------
 /// Shallowest depth a hash move is tested for being singular.
@@ -64,11 +84,13 @@ pub const IIR_MIN_DEPTH: i32 = 4;
 // --- Late move pruning ---------------------------------------------------------------
 pub const LMP_MAX_DEPTH: i32 = 8;
 
-/// Quiet moves searched before the rest are pruned.
+pub const LMP_BASE: i32 = 3;
+
+/// Quiet moves searched before the rest are pruned: `base + depth²`, halved when not improving.
 #[inline]
-pub fn lmp_limit(depth: i32, improving: bool) -> usize {
-    let base = 3 + depth * depth;
-    (if improving { base } else { base / 2 }) as usize
+pub fn lmp_limit(base: i32, depth: i32, improving: bool) -> usize {
+    let n = base + depth * depth;
+    (if improving { n } else { n / 2 }) as usize
 }
 
 // --- Futility pruning (parent node, quiet moves) --------------------------------------
@@ -77,8 +99,8 @@ pub const FP_BASE: i32 = 90;
 pub const FP_PER_DEPTH: i32 = 95;
 
 #[inline]
-pub fn futility_margin(lmr_depth: i32) -> i32 {
-    FP_BASE + FP_PER_DEPTH * lmr_depth
+pub fn futility_margin(base: i32, per_depth: i32, lmr_depth: i32) -> i32 {
+    base + per_depth * lmr_depth
 }
 
 // --- SEE pruning in the main search ----------------------------------------------------
@@ -92,17 +114,22 @@ pub const QS_FUTILITY_MARGIN: i32 = 150;
 
 // --- Late move reductions --------------------------------------------------------------
 pub const LMR_MIN_DEPTH: i32 = 3;
-pub const LMR_BASE: f64 = 0.5;
-pub const LMR_DIVISOR: f64 = 2.5;
+/// `reduction = base + ln(depth)·ln(move) / divisor`, both in hundredths.
+pub const LMR_BASE_CENTI: i32 = 50;
+pub const LMR_DIVISOR_CENTI: i32 = 250;
 /// History score worth one ply of reduction.
 pub const LMR_HISTORY_DIVISOR: i32 = 8192;
 
-/// Log-based reduction table `[depth][move number]`.
-pub fn lmr_table() -> Box<[[u8; 64]; 64]> {
+/// Log-based reduction table `[depth][move number]` for base and divisor in hundredths.
+pub fn lmr_table(base_centi: i32, divisor_centi: i32) -> Box<[[u8; 64]; 64]> {
+    let (base, div) = (
+        f64::from(base_centi) / 100.0,
+        f64::from(divisor_centi) / 100.0,
+    );
     let mut t = Box::new([[0u8; 64]; 64]);
     for (d, row) in t.iter_mut().enumerate().skip(1) {
         for (m, r) in row.iter_mut().enumerate().skip(1) {
-            *r = (LMR_BASE + (d as f64).ln() * (m as f64).ln() / LMR_DIVISOR) as u8;
+            *r = (base + (d as f64).ln() * (m as f64).ln() / div) as u8;
         }
     }
     t

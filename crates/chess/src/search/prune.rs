@@ -350,10 +350,29 @@ pub struct PruneConfig {
     /// Singular extensions with multi-cut and a negative extension (off until games
     /// support it).
     pub singular: bool,
+    /// The search constants SPSA may tune (defaults: the constants of `params.rs`).
+    pub aspiration_delta: i32,
+    pub rfp_margin: i32,
+    pub rfp_improving: i32,
+    pub nmp_base: i32,
+    pub nmp_depth_div: i32,
+    pub nmp_eval_div: i32,
+    pub razor_base: i32,
+    pub razor_per_depth: i32,
+    pub lmp_base: i32,
+    pub fp_base: i32,
+    pub fp_per_depth: i32,
+    pub see_quiet: i32,
+    pub see_noisy: i32,
+    pub lmr_base: i32,
+    pub lmr_divisor: i32,
+    pub lmr_history_div: i32,
     /// Risk knob: percent applied to every table allowance (100 = the schedule as written).
     pub risk: u32,
     pub tables: Arc<PruneTables>,
 }
+
+use super::params as P;
 
 impl Default for PruneConfig {
     fn default() -> Self {
@@ -372,6 +391,22 @@ impl Default for PruneConfig {
             qfutility: true,
             lmr: true,
             singular: false,
+            aspiration_delta: P::ASPIRATION_DELTA,
+            rfp_margin: P::RFP_MARGIN_PER_DEPTH,
+            rfp_improving: P::RFP_IMPROVING_BONUS,
+            nmp_base: P::NMP_BASE,
+            nmp_depth_div: P::NMP_DEPTH_DIVISOR,
+            nmp_eval_div: P::NMP_EVAL_DIVISOR,
+            razor_base: P::RAZOR_BASE,
+            razor_per_depth: P::RAZOR_PER_DEPTH,
+            lmp_base: P::LMP_BASE,
+            fp_base: P::FP_BASE,
+            fp_per_depth: P::FP_PER_DEPTH,
+            see_quiet: P::SEE_QUIET_MARGIN,
+            see_noisy: P::SEE_NOISY_MARGIN,
+            lmr_base: P::LMR_BASE_CENTI,
+            lmr_divisor: P::LMR_DIVISOR_CENTI,
+            lmr_history_div: P::LMR_HISTORY_DIVISOR,
             risk: 100,
             tables: PruneTables::embedded(),
         }
@@ -407,6 +442,9 @@ pub struct Switch {
     pub name: &'static str,
     pub kind: SwitchKind,
     pub help: &'static str,
+    /// For a search constant SPSA may tune: its step at the end of a run (OpenBench's
+    /// `c_end`); `None` for the switches.
+    pub spsa_step: Option<i64>,
     /// The field's value as `describe` writes it (a name of `kind`, a number, or on/off).
     pub get: fn(&PruneConfig) -> String,
     /// Set the field from a value already checked against `kind` (a canonical name, a
@@ -451,6 +489,7 @@ macro_rules! switch {
             name: $name,
             kind: SwitchKind::Choice(<$t as SwitchValue>::NAMES),
             help: $help,
+            spsa_step: None,
             get: |c| c.$field.name().into(),
             put: |c, v| c.$field = <$t as SwitchValue>::from_name(v),
         }
@@ -460,8 +499,15 @@ macro_rules! switch {
             name: $name,
             kind: SwitchKind::OnOff,
             help: $help,
+            spsa_step: None,
             get: |c| on_off_name(c.$field),
             put: |c, v| c.$field = v == "on",
+        }
+    };
+    ($name:literal, $field:ident, tune($min:expr, $max:expr, $step:expr), $help:literal) => {
+        Switch {
+            spsa_step: Some($step),
+            ..switch!($name, $field, range($min, $max), $help)
         }
     };
     ($name:literal, $field:ident, range($min:expr, $max:expr), $help:literal) => {
@@ -472,6 +518,7 @@ macro_rules! switch {
                 max: $max as i64,
             },
             help: $help,
+            spsa_step: None,
             get: |c| c.$field.to_string(),
             put: |c, v| c.$field = v.parse().expect("checked against the range"),
         }
@@ -524,7 +571,122 @@ pub const SWITCHES: &[Switch] = &[
         on_off,
         "singular extensions (with multi-cut and a negative extension)"
     ),
+    // The search constants SPSA tunes (`tune(min, max, step)`); defaults in `params.rs`.
+    switch!(
+        "aspiration-delta",
+        aspiration_delta,
+        tune(5, 100, 4),
+        "first aspiration half-window, cp"
+    ),
+    switch!(
+        "rfp-margin",
+        rfp_margin,
+        tune(30, 150, 8),
+        "reverse futility margin per ply of depth, cp"
+    ),
+    switch!(
+        "rfp-improving",
+        rfp_improving,
+        tune(0, 150, 8),
+        "reverse futility margin less when improving, cp"
+    ),
+    switch!(
+        "nmp-base",
+        nmp_base,
+        tune(1, 6, 1),
+        "null-move reduction: base plies"
+    ),
+    switch!(
+        "nmp-depth-div",
+        nmp_depth_div,
+        tune(2, 8, 1),
+        "null-move reduction: one ply per this much depth"
+    ),
+    switch!(
+        "nmp-eval-div",
+        nmp_eval_div,
+        tune(50, 500, 25),
+        "null-move reduction: one ply per this much eval over beta, cp"
+    ),
+    switch!(
+        "razor-base",
+        razor_base,
+        tune(0, 400, 20),
+        "razoring margin base, cp"
+    ),
+    switch!(
+        "razor-per-depth",
+        razor_per_depth,
+        tune(50, 400, 20),
+        "razoring margin per ply, cp"
+    ),
+    switch!(
+        "lmp-base",
+        lmp_base,
+        tune(0, 10, 1),
+        "late move pruning: quiets tried before it is base + depth²"
+    ),
+    switch!(
+        "fp-base",
+        fp_base,
+        tune(0, 250, 10),
+        "futility margin base, cp"
+    ),
+    switch!(
+        "fp-per-depth",
+        fp_per_depth,
+        tune(30, 250, 10),
+        "futility margin per ply of LMR depth, cp"
+    ),
+    switch!(
+        "see-quiet",
+        see_quiet,
+        tune(-200, 0, 8),
+        "SEE pruning threshold for quiets per LMR ply, cp"
+    ),
+    switch!(
+        "see-noisy",
+        see_noisy,
+        tune(-100, 0, 4),
+        "SEE pruning threshold for captures per ply², cp"
+    ),
+    switch!(
+        "lmr-base",
+        lmr_base,
+        tune(0, 200, 8),
+        "LMR base reduction, hundredths of a ply"
+    ),
+    switch!(
+        "lmr-divisor",
+        lmr_divisor,
+        tune(100, 500, 15),
+        "LMR divisor of ln(depth)·ln(move), hundredths"
+    ),
+    switch!(
+        "lmr-history-div",
+        lmr_history_div,
+        tune(1024, 32768, 1024),
+        "history score worth one ply of LMR"
+    ),
 ];
+
+/// The tunable search constants as OpenBench's SPSA input lines, `name, int, value, min, max,
+/// c_end, r_end` (the UCI option is `prune.<name>`), with `cfg`'s values.
+pub fn spsa_lines(cfg: &PruneConfig) -> Vec<String> {
+    SWITCHES
+        .iter()
+        .filter_map(|s| {
+            let (SwitchKind::Range { min, max }, Some(step)) = (s.kind, s.spsa_step) else {
+                return None;
+            };
+            Some(format!(
+                "prune.{}, int, {}, {min}, {max}, {step}, 0.002",
+                s.name,
+                (s.get)(cfg)
+            ))
+        })
+        .collect()
+}
 
 /// Aliases accepted for a value (case-insensitive): the canonical name they stand for.
 fn canonical(kind: SwitchKind, v: &str) -> Result<String, String> {

@@ -176,6 +176,7 @@ fn iterate<P: Probe>(
     w.reset_for_search(&pos.history, &pos.board);
     w.lazy = opts.lazy.clone();
     w.cfg = opts.prune.clone();
+    w.sync_lmr_table();
     let board = &pos.board;
     let mut result = SearchResult::default();
     let mut root_moves = legal_moves(board);
@@ -208,7 +209,7 @@ fn iterate<P: Probe>(
         w.root_excluded.clear();
         w.root_excluded.extend_from_slice(&outside);
         for line in lines.iter_mut().take(multipv) {
-            let mut delta = ASPIRATION_DELTA;
+            let mut delta = w.cfg.aspiration_delta;
             let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH {
                 (
                     (line.score - delta).max(-INFINITE),
