@@ -44,7 +44,7 @@ fn main() -> ExitCode {
     match run() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", cmdline::error_text(e.chain()));
             ExitCode::from(2)
         }
     }

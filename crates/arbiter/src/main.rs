@@ -374,7 +374,10 @@ fn main() -> ExitCode {
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            note(&format!("error: {:#}\n", f.error));
+            note(&format!(
+                "error: {}\n",
+                cmdline::error_text(f.error.chain())
+            ));
             ExitCode::from(f.status)
         }
     }

@@ -112,6 +112,28 @@ pub fn exit_quietly_on_stdout_errors() {
     }));
 }
 
+/// An error and its causes as one line, each cause once: a cause whose text the line already
+/// holds is skipped (an error that writes `{source}` into its own message would otherwise
+/// print it twice: `x: Is a directory (os error 21): Is a directory (os error 21)`), and line
+/// breaks inside a message become spaces.
+pub fn error_text<'a>(
+    chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> String {
+    let mut line = String::new();
+    for cause in chain {
+        let text = cause.to_string();
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 /// A usage error raised after parsing (a rule clap cannot express), printed and exited by
 /// the conventions: one `error:` line, status 2.
 pub fn usage_error<C: CommandFactory>(kind: ErrorKind, message: impl std::fmt::Display) -> ! {
@@ -164,6 +186,26 @@ mod tests {
         // Both missing arguments are named on the one line.
         let line = err(&["toy"]);
         assert!(line.contains("--games") && line.contains("--out"), "{line}");
+    }
+
+    #[test]
+    fn a_cause_in_its_errors_message_is_printed_once() {
+        #[derive(Debug)]
+        struct Wrap(std::io::Error);
+        impl std::fmt::Display for Wrap {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "x.txt: {}", self.0)
+            }
+        }
+        impl std::error::Error for Wrap {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = Wrap(std::io::Error::other("Is a directory\n(os error 21)"));
+        let mut chain: Vec<&(dyn std::error::Error + 'static)> = vec![&e];
+        chain.extend(std::error::Error::source(&e));
+        assert_eq!(error_text(chain), "x.txt: Is a directory (os error 21)");
     }
 
     #[test]

@@ -93,17 +93,5 @@ fn main() -> ExitCode {
 /// their source (`FILE: No such file or directory`), so a cause whose text is already there
 /// is not repeated.
 fn one_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if text.is_empty() || line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
+    cmdline::error_text(e.chain())
 }
