@@ -88,8 +88,16 @@ impl EloEstimate {
             .sum::<f64>()
             / nf;
         let se = (var / nf).sqrt();
-        let lo = elo_from_score(s - Z_TWO_SIDED_95 * se);
-        let hi = elo_from_score(s + Z_TWO_SIDED_95 * se);
+        // Every game (or pair) scored the same: the sample holds no estimate of its spread,
+        // and a zero-width interval would be false certainty. No finite interval then.
+        let (lo, hi) = if var > 0.0 {
+            (
+                elo_from_score(s - Z_TWO_SIDED_95 * se),
+                elo_from_score(s + Z_TWO_SIDED_95 * se),
+            )
+        } else {
+            (f64::NEG_INFINITY, f64::INFINITY)
+        };
         let los = if se > 0.0 {
             normal_cdf((s - 0.5) / se)
         } else if s > 0.5 {
@@ -102,7 +110,8 @@ impl EloEstimate {
         Self {
             games: n,
             score: s,
-            elo: elo_from_score(s),
+            // `+ 0.0` turns the −0.0 of an even score into 0.0.
+            elo: elo_from_score(s) + 0.0,
             lower: lo,
             upper: hi,
             // A perfect or null score has no finite interval: infinite error, not NaN.
@@ -140,6 +149,25 @@ fn erfc(x: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn identical_pairs_give_no_finite_interval() {
+        // 50 pairs, every one a pair of draws: no spread to estimate.
+        let p = crate::sprt::Pentanomial {
+            counts: [0, 0, 50, 0, 0],
+        };
+        let e = EloEstimate::from_pentanomial(&p);
+        assert_eq!(e.elo, 0.0);
+        assert!(e.elo.is_sign_positive(), "no −0.0");
+        assert!(e.lower.is_infinite() && e.upper.is_infinite() && e.error.is_infinite());
+        // One pair different: a finite interval around it.
+        let p = crate::sprt::Pentanomial {
+            counts: [0, 0, 49, 1, 0],
+        };
+        let e = EloEstimate::from_pentanomial(&p);
+        assert!(e.lower.is_finite() && e.upper.is_finite() && e.lower < e.elo && e.elo < e.upper);
+    }
+
     use super::*;
 
     #[test]
