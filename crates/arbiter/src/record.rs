@@ -114,6 +114,55 @@ struct Partial {
 }
 
 impl Partial {
+    /// The side checkmated at the end of the movetext, replayed from the `FEN` tag (or the
+    /// start position) in SAN; `None` if it does not end in mate or cannot be replayed (a
+    /// move this reader does not recognise: then the tag stands).
+    fn mated_side(&self) -> Option<cozy_chess::Color> {
+        let chess960 = self
+            .get("Variant")
+            .is_some_and(|v| v.to_ascii_lowercase().contains("960"));
+        let start = match self.get("FEN") {
+            Some(f) => crate::rules::parse_position_with(f, chess960).ok()?,
+            None => cozy_chess::Board::default(),
+        };
+        let mut board = start;
+        // Tokens outside `{...}` comments, without move numbers, NAGs and the result.
+        let mut text = String::new();
+        let mut depth = 0usize;
+        for c in self.movetext.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth = depth.saturating_sub(1),
+                c if depth == 0 => text.push(c),
+                _ => {}
+            }
+        }
+        // Only a game whose last move is marked `#` is replayed (a PGN marks mate so, ours and
+        // python-chess's alike): scoring a long match stays a read, not a replay.
+        let last_move = text
+            .split_whitespace()
+            .rfind(|w| !["1-0", "0-1", "1/2-1/2", "*"].contains(w) && !w.starts_with('$'))?;
+        if !last_move.trim_end_matches(['!', '?']).ends_with('#') {
+            return None;
+        }
+        let strip = |s: &str| s.trim_end_matches(['+', '#', '!', '?']).to_owned();
+        for tok in text.split_whitespace() {
+            if ["1-0", "0-1", "1/2-1/2", "*"].contains(&tok) {
+                continue;
+            }
+            let tok = tok.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+            if tok.is_empty() || tok.starts_with('$') {
+                continue;
+            }
+            let want = strip(tok).replace('0', "O");
+            let mv = crate::rules::legal_moves(&board)
+                .into_iter()
+                .find(|&m| strip(&crate::rules::san(&board, m)) == want)?;
+            board.play_unchecked(mv);
+        }
+        (board.status() == cozy_chess::GameStatus::Won).then(|| board.side_to_move())
+    }
+
     fn get(&self, key: &str) -> Option<&str> {
         self.tags
             .iter()
@@ -147,6 +196,27 @@ impl Partial {
                     format!("Round \"{round}\" is not the arbiter's k.1 or k.2"),
                 )
             })?;
+        // A game whose moves end in checkmate is won by the mating side, whatever the tag says
+        // (a hand-edited Result would otherwise be scored).
+        if let Some(mated) = self.mated_side() {
+            let want = match mated {
+                cozy_chess::Color::White => Outcome::Black,
+                cozy_chess::Color::Black => Outcome::White,
+            };
+            if outcome != want {
+                return Err((
+                    line,
+                    format!(
+                        "Result \"{result}\" but the moves end in checkmate of {}",
+                        if mated == cozy_chess::Color::White {
+                            "White"
+                        } else {
+                            "Black"
+                        }
+                    ),
+                ));
+            }
+        }
         // The final comment says who crashed or hung; the tag alone does not tell them apart.
         let fault = match self.get("Termination").unwrap_or("normal") {
             "time forfeit" => Fault::Time,
@@ -366,6 +436,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("g.pgn line 27: "), "{e}");
+    }
+
+    #[test]
+    fn a_result_against_the_mate_on_the_board_is_refused() {
+        // Fool's mate played, White's win claimed: refused; Black's win: scored.
+        let claimed = PAIR.replacen("1. e4 {b loses on time} 1-0", "1. f3 e5 2. g4 Qh4# 1-0", 1);
+        let e = read_str(&claimed).unwrap_err().to_string();
+        assert!(
+            e.contains("g.pgn line 1: ") && e.contains("checkmate of White"),
+            "{e}"
+        );
+        let honest = PAIR
+            .replacen("[Result \"1-0\"]", "[Result \"0-1\"]", 1)
+            .replacen("1. e4 {b loses on time} 1-0", "1. f3 e5 2. g4 Qh4# 0-1", 1);
+        let p = read_str(&honest).unwrap();
+        assert_eq!(p.pairs.len(), 1);
+        assert_eq!(p.pairs[0].games[0].outcome, Outcome::Black);
     }
 
     #[test]
