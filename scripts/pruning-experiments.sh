@@ -106,3 +106,4 @@ case " $WANT " in *" final-long "*) run final-long 41 final "$FINAL" default "" 
 # Issue 33 (search techniques the engine lacked), each SPRT(0, 10) at 2+0.02 against the
 # build before it (the same binary with the technique's switch off), played to its decision.
 run se 50 se-on option.prune.se=true se-off option.prune.se=false 2+0.02 30000 "elo0=0 elo1=10"
+run corr 51 corr-on option.prune.corr=true corr-off option.prune.corr=false 2+0.02 30000 "elo0=0 elo1=10"

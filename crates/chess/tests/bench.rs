@@ -84,3 +84,12 @@ fn tunables_default_to_the_signature_and_change_the_search() {
         assert_ne!(r.nodes, d.nodes, "{name}={value} did not change the search");
     }
 }
+
+/// `prune.corr=on` (correction history, issue 33): its own count.
+#[test]
+fn correction_history_signature() {
+    let mut cfg = chess::search::prune::PruneConfig::default();
+    cfg.set("corr", "on").unwrap();
+    let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
+    assert_eq!(r.nodes, 7_075_530);
+}

@@ -20,7 +20,19 @@ pub struct History {
     capture: Vec<i16>,
     counter: Vec<Move>,
     pub killers: Vec<[Move; 2]>,
+    /// Static-evaluation correction by pawn structure, per side to move, in 1/`CORR_GRAIN`
+    /// centipawns (switch `corr`): what searches of positions with these pawns found the
+    /// evaluation to miss, as a running average.
+    corr: Vec<i32>,
 }
+
+/// Entries of the correction table per side (a power of two: indexed by the pawn key's
+/// low bits).
+pub const CORR_SIZE: usize = 16_384;
+/// Fixed-point scale of the correction entries.
+pub const CORR_GRAIN: i32 = 256;
+/// Largest correction, centipawns.
+pub const CORR_LIMIT: i32 = 128;
 
 impl Default for History {
     fn default() -> Self {
@@ -30,6 +42,7 @@ impl Default for History {
             capture: vec![0; 768 * 6],
             counter: vec![NULL_MOVE; 768],
             killers: vec![[NULL_MOVE; 2]; MAX_PLY + 4],
+            corr: vec![0; 2 * CORR_SIZE],
         }
     }
 }
@@ -45,6 +58,27 @@ fn gravity(entry: &mut i16, bonus: i32) {
 impl History {
     pub fn clear(&mut self) {
         *self = Self::default();
+    }
+
+    #[inline]
+    fn corr_index(color: Color, pawn_key: u64) -> usize {
+        (color as usize) * CORR_SIZE + (pawn_key as usize & (CORR_SIZE - 1))
+    }
+
+    /// The correction for a position with these pawns, `color` to move, centipawns.
+    #[inline]
+    pub fn correction(&self, color: Color, pawn_key: u64) -> i32 {
+        self.corr[Self::corr_index(color, pawn_key)] / CORR_GRAIN
+    }
+
+    /// Move the correction toward `diff` (search result − raw evaluation, centipawns), by a
+    /// weight that grows with the depth that found it.
+    #[inline]
+    pub fn update_correction(&mut self, color: Color, pawn_key: u64, depth: i32, diff: i32) {
+        let e = &mut self.corr[Self::corr_index(color, pawn_key)];
+        let target = diff.clamp(-CORR_LIMIT, CORR_LIMIT) * CORR_GRAIN;
+        let w = (depth + 1).clamp(1, 16);
+        *e = (*e * (256 - w) + target * w) / 256;
     }
 
     #[inline]

@@ -18,7 +18,7 @@ pub mod tt;
 
 use crate::board::{
     Board, Color, Move, NULL_MOVE, Piece, gives_check, has_non_pawn_material, is_drawish_material,
-    is_tactical,
+    is_tactical, pawn_key,
 };
 use crate::eval::pst::SEE_VALUE;
 use crate::eval::{EvalOutcome, Evaluator, LazyMargins, Material, Tier};
@@ -598,30 +598,42 @@ impl<P: Probe> Worker<P> {
         }
 
         // Step 6. Static evaluation and the improving flag.
-        let (raw_eval, eval) = if in_check {
-            (EVAL_NONE, EVAL_NONE)
+        // With correction history (switch `corr`) the static evaluation is corrected by what
+        // searches of positions with the same pawns found it to miss; the table keeps the raw.
+        let pawns = if self.cfg.correction && !in_check {
+            pawn_key(board)
+        } else {
+            0
+        };
+        let (raw_eval, static_eval, eval) = if in_check {
+            (EVAL_NONE, EVAL_NONE, EVAL_NONE)
         } else {
             let raw = match tte {
                 Some(e) if e.eval != EVAL_NONE => e.eval,
                 _ => self.full_eval(board, ply),
             };
+            let corrected = if self.cfg.correction {
+                (raw + self.hist.correction(stm, pawns)).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+            } else {
+                raw
+            };
             // A bound from the table that is tighter than static eval is a better estimate.
             let better = match tte {
-                Some(e) if e.bound == Bound::Lower && e.score > raw => e.score,
-                Some(e) if e.bound == Bound::Upper && e.score < raw => e.score,
+                Some(e) if e.bound == Bound::Lower && e.score > corrected => e.score,
+                Some(e) if e.bound == Bound::Upper && e.score < corrected => e.score,
                 Some(e) if e.bound == Bound::Exact => e.score,
-                _ => raw,
+                _ => corrected,
             };
-            (raw, better)
+            (raw, corrected, better)
         };
-        self.stack[ply].static_eval = raw_eval;
+        self.stack[ply].static_eval = static_eval;
         let improving = !in_check
             && ply >= 2
             && (self.stack[ply - 2].static_eval == EVAL_NONE
-                || raw_eval > self.stack[ply - 2].static_eval);
+                || static_eval > self.stack[ply - 2].static_eval);
         // The mover's improvement over its last turn (the EFP estimate and a table axis).
         let improvement = (!in_check && ply >= 2 && self.stack[ply - 2].static_eval != EVAL_NONE)
-            .then(|| raw_eval - self.stack[ply - 2].static_eval);
+            .then(|| static_eval - self.stack[ply - 2].static_eval);
         self.hist.killers[ply + 1] = [NULL_MOVE; 2];
         let alpha0 = alpha;
         // A calibration probe on this node, settled with the node's result.
@@ -1114,6 +1126,18 @@ impl<P: Probe> Worker<P> {
             };
             ctx.tt
                 .store(key, best_move, best, raw_eval, depth, bound, ply);
+            // Correction history learns from a quiet (or no) best move whose result the
+            // bound says is on the far side of the static evaluation.
+            if self.cfg.correction
+                && !in_check
+                && (best_move == NULL_MOVE || !is_tactical(board, best_move))
+                && !(bound == Bound::Lower && best <= static_eval)
+                && !(bound == Bound::Upper && best >= static_eval)
+                && best.abs() < MATE_BOUND
+            {
+                self.hist
+                    .update_correction(stm, pawns, depth, best - raw_eval);
+            }
         }
         self.settle(node_probe, best, alpha0, beta);
         best

@@ -350,6 +350,9 @@ pub struct PruneConfig {
     /// Singular extensions with multi-cut and a negative extension (off until games
     /// support it).
     pub singular: bool,
+    /// Correction history: the static evaluation corrected by pawn structure (off until
+    /// games support it).
+    pub correction: bool,
     /// The search constants SPSA may tune (defaults: the constants of `params.rs`).
     pub aspiration_delta: i32,
     pub rfp_margin: i32,
@@ -391,6 +394,7 @@ impl Default for PruneConfig {
             qfutility: true,
             lmr: true,
             singular: false,
+            correction: false,
             aspiration_delta: P::ASPIRATION_DELTA,
             rfp_margin: P::RFP_MARGIN_PER_DEPTH,
             rfp_improving: P::RFP_IMPROVING_BONUS,
@@ -570,6 +574,12 @@ pub const SWITCHES: &[Switch] = &[
         singular,
         on_off,
         "singular extensions (with multi-cut and a negative extension)"
+    ),
+    switch!(
+        "corr",
+        correction,
+        on_off,
+        "correction history: static evaluation corrected by pawn structure"
     ),
     // The search constants SPSA tunes (`tune(min, max, step)`); defaults in `params.rs`.
     switch!(
