@@ -698,10 +698,7 @@ pub struct Sample {
 /// Is game `id` in the hold-out share `percent` (0–100)? A hash of the id alone, so the
 /// split of a game never depends on the files, their order or how many games there are.
 pub fn is_holdout(id: u64, percent: f64) -> bool {
-    let mut z = id.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
+    let z = chess::board::mix64(id.wrapping_add(chess::board::GOLDEN_GAMMA));
     ((z >> 11) as f64 / (1u64 << 53) as f64) * 100.0 < percent
 }
 

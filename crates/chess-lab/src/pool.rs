@@ -179,11 +179,8 @@ pub struct SplitMix(pub u64);
 
 impl SplitMix {
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0 = self.0.wrapping_add(chess::board::GOLDEN_GAMMA);
+        chess::board::mix64(self.0)
     }
     /// Uniform on `0..n` (n > 0; the modulo bias is below 2^-40 for the sizes used here).
     pub fn below(&mut self, n: usize) -> usize {

@@ -323,12 +323,9 @@ pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64
     Ok((out, dups))
 }
 
-/// SplitMix64's finaliser: spreads ids and hashes over 64 bits.
+/// Spreads ids and hashes over 64 bits (SplitMix64's step).
 fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    chess::board::mix64(x.wrapping_add(chess::board::GOLDEN_GAMMA))
 }
 
 /// FNV-1a of a line (a stable hash: the same text gives the same tag on every machine).

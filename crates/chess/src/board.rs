@@ -344,18 +344,17 @@ pub fn has_non_pawn_material(board: &Board, color: Color) -> bool {
 /// Squares of the colour of a1 (a1, c1, b2, ...).
 const DARK_SQUARES: u64 = 0xAA55_AA55_AA55_AA55;
 
-/// A key of the pawn structure alone (both colours' pawns), for tables indexed by it.
+/// SplitMix64's finaliser: spreads a 64-bit value over all bits (the one copy in the
+/// workspace: keys here, seeded streams and hold-out splits in the laboratory).
 #[inline]
-pub fn pawn_key(board: &Board) -> u64 {
-    let mix = |mut z: u64| {
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    let w = board.colored_pieces(Color::White, Piece::Pawn).0;
-    let b = board.colored_pieces(Color::Black, Piece::Pawn).0;
-    mix(w ^ mix(b ^ 0x9E37_79B9_7F4A_7C15))
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
+
+/// SplitMix64's increment (the golden ratio), added before [`mix64`] in its stream.
+pub const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// Draw by insufficient material (FIDE 5.2.2, the material cases): no sequence of legal
 /// moves can mate. K v K, K+minor v K, and any number of bishops of either side all on

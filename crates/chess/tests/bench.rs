@@ -91,5 +91,5 @@ fn correction_history_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("corr", "on").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 7_075_530);
+    assert_eq!(r.nodes, 6_381_535);
 }

@@ -7,6 +7,8 @@
 use super::S;
 use super::params::p;
 use super::trace::{NoTrace, Side, Tracer};
+use crate::board::mix64 as mix;
+use crate::board::mix64 as mix;
 use crate::board::{Board, Color, Piece};
 
 pub const FILE_A: u64 = 0x0101_0101_0101_0101;
@@ -61,13 +63,6 @@ pub fn pawn_key(board: &Board) -> u64 {
     let b = (board.colored_pieces(Color::Black, Piece::Pawn)).0;
     mix(w ^ 0x9E37_79B9_7F4A_7C15) ^ mix(b.rotate_left(17) ^ 0xD1B5_4A32_D192_ED03).rotate_left(29)
         | 1
-}
-
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Pawn structure of one side, from that side's view, and its passed pawns.

@@ -62,7 +62,8 @@ impl History {
 
     #[inline]
     fn corr_index(color: Color, pawn_key: u64) -> usize {
-        (color as usize) * CORR_SIZE + (pawn_key as usize & (CORR_SIZE - 1))
+        // High bits: the pawn table's key has its lowest bit always set.
+        (color as usize) * CORR_SIZE + ((pawn_key >> 32) as usize & (CORR_SIZE - 1))
     }
 
     /// The correction for a position with these pawns, `color` to move, centipawns.

@@ -18,7 +18,7 @@ pub mod tt;
 
 use crate::board::{
     Board, Color, Move, NULL_MOVE, Piece, gives_check, has_non_pawn_material, is_drawish_material,
-    is_tactical, pawn_key,
+    is_tactical,
 };
 use crate::eval::pst::SEE_VALUE;
 use crate::eval::{EvalOutcome, Evaluator, LazyMargins, Material, Tier};
@@ -601,7 +601,7 @@ impl<P: Probe> Worker<P> {
         // With correction history (switch `corr`) the static evaluation is corrected by what
         // searches of positions with the same pawns found it to miss; the table keeps the raw.
         let pawns = if self.cfg.correction && !in_check {
-            pawn_key(board)
+            crate::eval::pawns::pawn_key(board)
         } else {
             0
         };
