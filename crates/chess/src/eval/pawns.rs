@@ -8,7 +8,6 @@ use super::S;
 use super::params::p;
 use super::trace::{NoTrace, Side, Tracer};
 use crate::board::mix64 as mix;
-use crate::board::mix64 as mix;
 use crate::board::{Board, Color, Piece};
 
 pub const FILE_A: u64 = 0x0101_0101_0101_0101;
