@@ -8,11 +8,13 @@ use chess::bench::{DEFAULT_BENCH_DEPTH, run_bench};
 /// Any change to the search, evaluation, move ordering or the bench positions changes it. Such
 /// a change must update this number knowingly, in the same commit, saying why the search
 /// changed (and the OpenBench test that measured it); a refactor must leave it as it is.
-/// (The default pruning gate is `classic`, the conditions of the build before issue 14.)
-const BENCH_SIGNATURE: u64 = 7_353_634;
+/// (The default pruning gate is `classic`, the conditions of the build before issue 14.
+/// 2026-12-03: 7,353,634 → 12,547,077 when singular extensions became the default, after
+/// their SPRT: +27.7 Elo [+10.6, +44.9], docs/pruning/games/se.json.)
+const BENCH_SIGNATURE: u64 = 12_547_077;
 
 /// The same with `--hash-ways 4`.
-const FOUR_WAY_SIGNATURE: u64 = 6_178_101;
+const FOUR_WAY_SIGNATURE: u64 = 13_534_376;
 
 /// `prune.gate=strict` (the seed's one gate: hash/killer/counter moves, checks and in-check
 /// nodes are never pruned; LMR reduces a gated-out quiet move one ply less) has its own count.
@@ -21,7 +23,7 @@ fn strict_gate_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("gate", "strict").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 7_108_932);
+    assert_eq!(r.nodes, 11_169_057);
 }
 
 /// `HashWays 4` (four-slot buckets, depth-and-age replacement) is a different search with its
@@ -44,14 +46,14 @@ fn bench_signature() {
     );
 }
 
-/// `prune.se=on` (singular extensions with multi-cut and a negative extension, issue 33):
-/// its own count, larger than the default's (extensions deepen a fixed-depth tree).
+/// `prune.se=off`: the search before singular extensions (issue 33; the default until their
+/// SPRT passed, 2026-12-03), node for node the signature it had then.
 #[test]
-fn singular_extension_signature() {
+fn without_singular_extensions_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
-    cfg.set("se", "on").unwrap();
+    cfg.set("se", "off").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 12_547_077);
+    assert_eq!(r.nodes, 7_353_634);
 }
 
 /// The tunable search constants (issue 33's SPSA inputs) default to the constants the
@@ -91,5 +93,5 @@ fn correction_history_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("corr", "on").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 6_381_535);
+    assert_eq!(r.nodes, 10_690_582);
 }
