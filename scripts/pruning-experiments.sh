@@ -107,3 +107,5 @@ case " $WANT " in *" final-long "*) run final-long 41 final "$FINAL" default "" 
 # build before it (the same binary with the technique's switch off), played to its decision.
 run se 50 se-on option.prune.se=true se-off option.prune.se=false 2+0.02 30000 "elo0=0 elo1=10"
 run corr 51 corr-on option.prune.corr=true corr-off option.prune.corr=false 2+0.02 30000 "elo0=0 elo1=10"
+# `se` passed (H1, 2026-12-03): its confirmation at 8+0.08, 400 games, run only when named.
+case " $WANT " in *" se-long "*) run se-long 52 se-on option.prune.se=true se-off option.prune.se=false 8+0.08 400 ;; esac

@@ -590,9 +590,13 @@ fn score_finds_where_an_sprt_stopped() {
     let (played, _) = run(&args);
     let stop = &played["pairs"][0]["sprtStop"];
     assert_eq!(stop["decision"], "h1", "{played}");
-    // Scoring the same games twice over: the decision point is where the match stopped.
+    // Scoring the games and a copy of them after: the decision point is where the match
+    // stopped. (The same file named twice is refused: its games would count twice.)
     let p = pgn.to_str().unwrap();
-    let (scored, text) = run(&s(&["--score", p, p, "--sprt", "elo0=0", "elo1=10"]));
+    let copy = tmp.path().join("sprt-copy.pgn");
+    std::fs::copy(&pgn, &copy).unwrap();
+    let c = copy.to_str().unwrap();
+    let (scored, text) = run(&s(&["--score", p, c, "--sprt", "elo0=0", "elo1=10"]));
     assert_eq!(
         scored["pairs"][0]["sprtStop"]["games"], stop["games"],
         "{text}"
@@ -608,6 +612,7 @@ fn score_finds_where_an_sprt_stopped() {
     // Bad input: one line, status 2.
     for (bad, says) in [
         (s(&["--score", "/nonexistent.pgn"]), "not a readable file"),
+        (s(&["--score", p, p]), "given twice"),
         (s(&["--score", p, "--tc", "1+0"]), "cannot be used with"),
     ] {
         let out = Command::new(arbiter()).args(&bad).output().unwrap();
