@@ -225,14 +225,9 @@ pub struct Settings {
     /// An opening whose short search scores beyond this (centipawns) is drawn again.
     pub opening_max_score: i32,
     pub seed: u64,
-    /// Win adjudication: both sides' scores beyond `win_score` for `win_plies` plies.
-    pub win_score: i32,
-    pub win_plies: u32,
-    /// Draw adjudication: from ply `draw_after` on, |score| ≤ `draw_score` for `draw_plies`.
-    pub draw_score: i32,
-    pub draw_plies: u32,
-    pub draw_after: u32,
-    pub max_plies: u32,
+    /// When games were adjudicated (its fields appear at this level in the JSON).
+    #[serde(flatten)]
+    pub adjudication: crate::pool::Adjudication,
     pub hash_mb: u64,
     /// `actuary bench` node count of the engine that played (its signature).
     pub bench: u64,
@@ -909,12 +904,14 @@ mod tests {
             random_plies: 0,
             opening_max_score: 400,
             seed: 1,
-            win_score: 1000,
-            win_plies: 6,
-            draw_score: 10,
-            draw_plies: 10,
-            draw_after: 70,
-            max_plies: 400,
+            adjudication: crate::pool::Adjudication {
+                win_score: 1000,
+                win_plies: 6,
+                draw_score: 10,
+                draw_plies: 10,
+                draw_after: 70,
+                max_plies: 400,
+            },
             hash_mb: 1,
             bench: 1,
         }

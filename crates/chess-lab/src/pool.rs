@@ -243,7 +243,7 @@ pub struct GameEnd {
 }
 
 /// When a self-play game is decided before its natural end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Adjudication {
     /// A win: the mover's score at or beyond `win_score` (either sign) for `win_plies`
     /// plies in a row.

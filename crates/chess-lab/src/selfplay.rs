@@ -53,25 +53,16 @@ pub fn settings(a: &DatagenArgs, bench: u64) -> Settings {
         random_plies: a.random_plies.unwrap_or(8),
         opening_max_score: a.opening_max_score,
         seed: a.seed,
-        win_score: a.win_score,
-        win_plies: a.win_plies,
-        draw_score: a.draw_score,
-        draw_plies: a.draw_plies,
-        draw_after: a.draw_after,
-        max_plies: MAX_GAME_PLIES,
+        adjudication: Adjudication {
+            win_score: a.win_score,
+            win_plies: a.win_plies,
+            draw_score: a.draw_score,
+            draw_plies: a.draw_plies,
+            draw_after: a.draw_after,
+            max_plies: MAX_GAME_PLIES,
+        },
         hash_mb: a.hash,
         bench,
-    }
-}
-
-fn adjudication(s: &Settings) -> Adjudication {
-    Adjudication {
-        win_score: s.win_score,
-        win_plies: s.win_plies,
-        draw_score: s.draw_score,
-        draw_plies: s.draw_plies,
-        draw_after: s.draw_after,
-        max_plies: s.max_plies,
     }
 }
 
@@ -276,7 +267,7 @@ pub fn play(
     let end = self_play(
         &start,
         s.nodes,
-        &adjudication(s),
+        &s.adjudication,
         worker,
         tt,
         |b, best, score, ply| {
