@@ -109,3 +109,7 @@ run se 50 se-on option.prune.se=true se-off option.prune.se=false 2+0.02 30000 "
 run corr 51 corr-on option.prune.corr=true corr-off option.prune.corr=false 2+0.02 30000 "elo0=0 elo1=10"
 # `se` passed (H1, 2026-12-03): its confirmation at 8+0.08, 400 games, run only when named.
 case " $WANT " in *" se-long "*) run se-long 52 se-on option.prune.se=true se-off option.prune.se=false 8+0.08 400 ;; esac
+# Issue 34 (the learned evaluation): each generation's net against the hand evaluation, same
+# search, SPRT(0, 10) at 4+0.04. The net file is named, not the embedded default, so a resumed
+# match keeps its net whatever the build embeds later (net files are never rewritten).
+run nnue1 60 nnue-1 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-1.nnue" hce option.Eval=hce 4+0.04 30000 "elo0=0 elo1=10"

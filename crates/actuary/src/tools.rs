@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use chess::bench::{DEFAULT_BENCH_DEPTH, run_bench_with};
+use chess::bench::{DEFAULT_BENCH_DEPTH, run_bench_opts};
 use chess::board::Board;
 use chess::eval::LazyMargins;
 use chess::perft::perft_divide_with;
@@ -86,6 +86,14 @@ pub struct BenchArgs {
           value_parser = clap::builder::PossibleValuesParser::new(["1", "2", "4"])
               .map(|s| s.parse::<usize>().expect("listed values are numbers")))]
     pub hash_ways: usize,
+    /// Research flag: the evaluation, `hce` (the hand evaluation) or `nnue` (UCI `Eval`). The
+    /// signature is defined with `hce`.
+    #[arg(long, value_name = "EVAL", default_value = "hce",
+          value_parser = clap::builder::PossibleValuesParser::new(["hce", "nnue"]))]
+    pub eval: String,
+    /// The network for --eval nnue (UCI `EvalFile`) [default: the net built into the engine].
+    #[arg(long, value_name = "FILE")]
+    pub eval_file: Option<std::path::PathBuf>,
 }
 
 impl BenchArgs {
@@ -104,7 +112,22 @@ impl BenchArgs {
         prune
             .set_all(&self.set)
             .map_err(|e| anyhow::anyhow!("--set: {e}"))?;
-        let r = run_bench_with(self.depth, true, lazy, prune, self.hash_ways)?;
+        let net = match (&self.eval_file, self.eval.as_str()) {
+            (_, "hce") => None,
+            (Some(p), _) => {
+                Some(Arc::new(chess::nnue::Network::load(p).map_err(|e| {
+                    anyhow::anyhow!("--eval-file {}: {e}", p.display())
+                })?))
+            }
+            (None, _) => Some(chess::nnue::Network::embedded()),
+        };
+        let opts = chess::search::smp::SearchOptions {
+            lazy,
+            prune,
+            net,
+            ..Default::default()
+        };
+        let r = run_bench_opts(self.depth, true, opts, self.hash_ways)?;
         println!("Eval exits: {}", exit_breakdown(&r.exits));
         println!("Bench: {} nodes {} nps", r.nodes, r.nps);
         Ok(ExitCode::SUCCESS)

@@ -16,6 +16,7 @@ pub mod calibrate;
 pub mod collect;
 pub mod corpus;
 pub mod datagen;
+pub mod nettrain;
 pub mod pool;
 pub mod probe;
 pub mod selfplay;
@@ -50,6 +51,10 @@ pub enum LabCommand {
     /// K fitted first, a hold-out split, an optional penalty on the cheap tiers' residual
     /// variance); writes a parameter file the engine embeds at build time. Resumable.
     Tune(tune::TuneArgs),
+    /// Train the engine's network ((768 → H)×2 → 1, SCReLU) on the self-play corpus: AdamW,
+    /// threads, a hold-out split by game, the quantised net and the run's state written after
+    /// every epoch. Resumable.
+    TrainNet(nettrain::TrainNetArgs),
 }
 
 impl LabCommand {
@@ -63,6 +68,7 @@ impl LabCommand {
             LabCommand::Datagen(a) => a.run(),
             LabCommand::Corpus(a) => a.run(),
             LabCommand::Tune(a) => a.run(),
+            LabCommand::TrainNet(a) => a.run(),
         }
     }
 }
@@ -90,6 +96,8 @@ pub enum LabError {
     Corpus(#[from] corpus::CorpusError),
     #[error(transparent)]
     Tune(#[from] tune::TuneError),
+    #[error(transparent)]
+    TrainNet(#[from] nettrain::TrainError),
     #[error(transparent)]
     Validate(#[from] validate::ValidateError),
     #[error(transparent)]

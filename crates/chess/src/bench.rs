@@ -82,14 +82,24 @@ pub fn run_bench_with(
     prune: PruneConfig,
     hash_ways: usize,
 ) -> Result<BenchResult, crate::search::tt::TtError> {
-    let mut tt = Tt::new(BENCH_HASH_MB);
-    tt.set_ways(hash_ways)?;
-    let stop = AtomicBool::new(false);
     let opts = SearchOptions {
         lazy,
         prune,
         ..Default::default()
     };
+    run_bench_opts(depth, verbose, opts, hash_ways)
+}
+
+/// Run the bench with any search options (the evaluation among them).
+pub fn run_bench_opts(
+    depth: i32,
+    verbose: bool,
+    opts: SearchOptions,
+    hash_ways: usize,
+) -> Result<BenchResult, crate::search::tt::TtError> {
+    let mut tt = Tt::new(BENCH_HASH_MB);
+    tt.set_ways(hash_ways)?;
+    let stop = AtomicBool::new(false);
     let mut exits = [0u64; 3];
     let limits = Limits {
         depth: Some(depth),

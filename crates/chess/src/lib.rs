@@ -8,6 +8,7 @@ pub mod bench;
 pub mod board;
 pub mod datafile;
 pub mod eval;
+pub mod nnue;
 pub mod perft;
 pub mod search;
 pub mod suite;

@@ -199,6 +199,10 @@ pub struct Worker<P: Probe = NoProbe> {
     pub exits: [u64; 3],
     /// Lazy exits with these margins; `None` = always the full evaluation.
     pub lazy: Option<Arc<LazyMargins>>,
+    /// The learned evaluation (UCI `Eval nnue`); `None` = the hand evaluation.
+    pub net: Option<Arc<crate::nnue::Network>>,
+    /// The network's accumulators per ply (present while `net` is).
+    accs: Option<crate::nnue::AccStack>,
     /// Pruning switches and tables for this search (from [`smp::SearchOptions`]).
     pub cfg: PruneConfig,
     /// The laboratory's recorder ([`NoProbe`] in the engine).
@@ -237,6 +241,8 @@ impl<P: Probe> Worker<P> {
             stats: PruneStats::default(),
             exits: [0; 3],
             lazy: None,
+            net: None,
+            accs: None,
             cfg: PruneConfig::default(),
             probe,
             stopped: false,
@@ -273,11 +279,46 @@ impl<P: Probe> Worker<P> {
             *f = EMPTY_FRAME;
         }
         self.stack[0].mat = Material::from_board(root);
+        self.accs = match (self.net.as_deref(), self.accs.take()) {
+            (None, _) => None,
+            (Some(net), old) => {
+                let mut a = old
+                    .filter(|a| a.fits(net))
+                    .unwrap_or_else(|| crate::nnue::AccStack::new(net, MAX_PLY + 8));
+                a.reset(net, root);
+                Some(a)
+            }
+        };
+    }
+
+    /// Record the network's feature changes of `mv` (played from `board`) for ply `ply`: a
+    /// few stores, no arithmetic; the accumulator is brought up to date only if the node is
+    /// evaluated ([`crate::nnue::AccStack::evaluate`]).
+    #[inline]
+    fn push_net_move(&mut self, ply: usize, board: &Board, mv: Move) {
+        if let Some(a) = &mut self.accs {
+            a.push(ply, crate::nnue::Delta::of_move(board, mv));
+        }
     }
 
     /// The full evaluation at `ply` (where no window is known or lazy exits are not used).
     #[inline]
     fn full_eval(&mut self, board: &Board, ply: usize) -> i32 {
+        if let (Some(net), Some(accs)) = (self.net.as_deref(), self.accs.as_mut()) {
+            self.exits[Tier::Full as usize] += 1;
+            let v = accs.evaluate(net, ply, board.side_to_move());
+            #[cfg(debug_assertions)]
+            {
+                let mut fresh = vec![0i16; 2 * net.hidden()];
+                net.refresh(board, &mut fresh);
+                debug_assert_eq!(
+                    accs.slot(ply),
+                    &fresh[..],
+                    "incremental accumulator drifted"
+                );
+            }
+            return v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
+        }
         let mat = self.stack[ply].mat;
         let v = self.eval.evaluate(board, &mat);
         self.exits[Tier::Full as usize] += 1;
@@ -295,7 +336,13 @@ impl<P: Probe> Worker<P> {
     /// tier that decides the node; otherwise the full evaluation.
     #[inline]
     fn bounded_eval(&mut self, board: &Board, ply: usize, alpha: i32, beta: i32) -> EvalOutcome {
-        let Some(margins) = self.lazy.as_deref() else {
+        // The hand evaluation's tiers have margins; the network's (issue 34, item 3) not yet.
+        let margins = if self.net.is_some() {
+            None
+        } else {
+            self.lazy.as_deref()
+        };
+        let Some(margins) = margins else {
             let v = self.full_eval(board, ply);
             return EvalOutcome {
                 score: v,
@@ -709,6 +756,9 @@ impl<P: Probe> Worker<P> {
                 );
                 self.stack[ply].moved = NO_PIECE_TO;
                 self.stack[ply + 1].mat = self.stack[ply].mat;
+                if let Some(a) = &mut self.accs {
+                    a.push(ply + 1, crate::nnue::Delta::default());
+                }
                 self.keys.push(key);
                 let v = -self.negamax::<false>(
                     ctx,
@@ -975,6 +1025,7 @@ impl<P: Probe> Worker<P> {
             let mut child = board.clone();
             child.play_unchecked(mv);
             self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
+            self.push_net_move(ply + 1, board, mv);
             let new_depth = depth - 1 + ext;
             self.stack[ply].moved = pt;
             self.keys.push(key);
@@ -1271,6 +1322,7 @@ impl<P: Probe> Worker<P> {
             let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
             self.stack[ply].moved = piece_to(stm, piece, mv.to as usize);
             self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
+            self.push_net_move(ply + 1, board, mv);
             searched += 1;
             let score = -self.qsearch::<PV>(ctx, &child, -beta, -alpha, ply + 1);
             if self.stopped {

@@ -59,6 +59,8 @@ pub struct SearchOptions {
     pub verbose: bool,
     /// Lazy evaluation exits with these margins (UCI `LazyEval`); `None` = off.
     pub lazy: Option<Arc<LazyMargins>>,
+    /// The learned evaluation (UCI `Eval nnue`); `None` = the hand evaluation.
+    pub net: Option<Arc<crate::nnue::Network>>,
     /// Pruning switches and tables (UCI `prune.*` options, tools' `--set`).
     pub prune: super::prune::PruneConfig,
     /// `go ponder`: no limit applies until the UCI loop sets this (`ponderhit`).
@@ -74,6 +76,7 @@ impl Default for SearchOptions {
             move_overhead_ms: DEFAULT_MOVE_OVERHEAD_MS,
             verbose: false,
             lazy: None,
+            net: None,
             prune: super::prune::PruneConfig::default(),
             ponder: None,
             chess960: false,
@@ -173,6 +176,8 @@ fn iterate<P: Probe>(
     limits: &Limits,
     opts: &SearchOptions,
 ) -> SearchResult {
+    // The net first: resetting sets up its accumulators for the root.
+    w.net = opts.net.clone();
     w.reset_for_search(&pos.history, &pos.board);
     w.lazy = opts.lazy.clone();
     w.cfg = opts.prune.clone();

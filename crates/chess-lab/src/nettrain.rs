@@ -1,0 +1,882 @@
+//! `train-net`: train the engine's network (`chess::nnue`) on the self-play corpus (issue 34).
+//!
+//! A small exact CPU trainer: sparse inputs (768 features per perspective), one first layer
+//! shared by both perspectives, SCReLU, a linear output; the loss is the squared error of
+//! `σ(out · SCALE / wdl_scale)` against `λ·result + (1 − λ)·σ(score / wdl_scale)`, both from the
+//! side to move's view. Batches are shuffled per epoch by a seeded permutation and split over
+//! threads, whose gradients are summed in thread order, so a run is a function of its settings
+//! and thread count (one thread: bit-for-bit deterministic, tested). AdamW with a cosine
+//! learning-rate decay; every weight clipped to ±[`WEIGHT_CLIP`] (what makes the `i16`
+//! accumulators safe, see `chess::nnue`).
+//!
+//! The hold-out split is by game ([`crate::corpus::is_holdout`]), so no position of a held-out
+//! game is trained on. After every epoch the quantised net (`--out`) and the run's state
+//! (`OUT.train-state`: float weights, Adam moments, epoch) are written atomically; `--resume`
+//! continues from the state and ends where an uninterrupted run would.
+
+use crate::corpus::{Filter, Loader, is_holdout};
+use chess::board::{Board, Color, Piece};
+use chess::board::{GOLDEN_GAMMA, mix64};
+use chess::nnue::{INPUTS, Network, QA, QB, SCALE, WEIGHT_CLIP, feature, flip};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const STATE_MAGIC: &[u8; 8] = b"ACTNTST1";
+
+/// `actuary train-net`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TrainNetArgs {
+    /// Corpus directories (each with its manifest.jsonl), comma-separated.
+    #[arg(
+        long,
+        value_name = "DIR[,DIR]",
+        value_delimiter = ',',
+        default_value = "data/chess/selfplay"
+    )]
+    pub corpus: Vec<PathBuf>,
+    /// The network file to write after every epoch (e.g. data/chess/nets/actuary-2.nnue).
+    /// The run's state goes to FILE.train-state.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Hidden width H of the (768 → H)×2 → 1 network.
+    #[arg(long, value_name = "H", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub hidden: u32,
+    /// Passes over the training positions.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub epochs: u32,
+    /// Positions per batch (one AdamW step each).
+    #[arg(long, value_name = "N", default_value_t = 16_384, value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch: u32,
+    /// AdamW step size at the start; it decays along a cosine to --final-lr-fraction of it.
+    #[arg(long, value_name = "LR", default_value_t = 0.001, value_parser = positive)]
+    pub lr: f64,
+    /// The learning rate at the last batch, as a fraction of --lr.
+    #[arg(long, value_name = "F", default_value_t = 0.05, value_parser = unit_interval)]
+    pub final_lr_fraction: f64,
+    /// AdamW decoupled weight decay.
+    #[arg(long, value_name = "WD", default_value_t = 0.01, value_parser = non_negative)]
+    pub weight_decay: f64,
+    /// Target = λ·result + (1 − λ)·σ(score / wdl-scale).
+    #[arg(long, value_name = "L", default_value_t = 0.3, value_parser = unit_interval)]
+    pub lambda: f64,
+    /// Centipawns per logistic unit of win probability. 148 is what `actuary tune` fitted to
+    /// this engine's games (K = 1.173 in its base-10 form: 400 / (1.173 · ln 10)).
+    #[arg(long, value_name = "CP", default_value_t = 148.0, value_parser = positive)]
+    pub wdl_scale: f64,
+    /// Percent of games held out (by a hash of the game id) to score every epoch.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = holdout_percent)]
+    pub holdout: f64,
+    /// Use at most this many training positions (the first the loader yields).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// Do not add the file-mirrored copy of training positions where no side may castle.
+    #[arg(long)]
+    pub no_mirror: bool,
+    /// Seed of the initial weights and the batch order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads per batch.
+    #[arg(long, value_name = "T", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub threads: u32,
+    /// Continue the run saved in OUT.train-state (same data and settings).
+    #[arg(long)]
+    pub resume: bool,
+}
+
+fn positive(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    (v.is_finite() && v > 0.0)
+        .then_some(v)
+        .ok_or_else(|| format!("{v} must be finite and > 0"))
+}
+fn non_negative(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    (v.is_finite() && v >= 0.0)
+        .then_some(v)
+        .ok_or_else(|| format!("{v} must be finite and >= 0"))
+}
+fn unit_interval(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    (0.0..=1.0)
+        .contains(&v)
+        .then_some(v)
+        .ok_or_else(|| format!("{v} is not within 0..=1"))
+}
+fn holdout_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    (v > 0.0 && v < 50.0)
+        .then_some(v)
+        .ok_or_else(|| format!("{v} must be above 0 and below 50"))
+}
+
+/// Why training could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error(transparent)]
+    Corpus(#[from] crate::corpus::CorpusError),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {message}", path.display())]
+    State { path: PathBuf, message: String },
+    #[error("{0}")]
+    Data(String),
+}
+
+/// One training position: its pieces as White-perspective features, the side to move, the
+/// search score and the game result from the side to move's view.
+#[derive(Clone, Copy, Debug)]
+pub struct Position {
+    feats: [u16; 32],
+    n: u8,
+    white_to_move: bool,
+    /// Centipawns, side to move's view.
+    score: i16,
+    /// Result × 2 (0, 1, 2), side to move's view.
+    result2: u8,
+}
+
+impl Position {
+    /// A position of `board` with the search score and the result (White's view).
+    pub fn new(board: &Board, white_score: i32, white_result: f32) -> Self {
+        let mut feats = [0u16; 32];
+        let mut n = 0usize;
+        for color in [Color::White, Color::Black] {
+            for piece in Piece::ALL {
+                for sq in board.colored_pieces(color, piece) {
+                    if n < 32 {
+                        feats[n] = feature(color, piece, sq);
+                        n += 1;
+                    }
+                }
+            }
+        }
+        let white = board.side_to_move() == Color::White;
+        let score = if white { white_score } else { -white_score };
+        let r2 = (white_result * 2.0).round() as u8;
+        Position {
+            feats,
+            n: n as u8,
+            white_to_move: white,
+            score: score.clamp(-32_000, 32_000) as i16,
+            result2: if white { r2 } else { 2 - r2 },
+        }
+    }
+
+    /// The same position with files mirrored (a↔h): equal in value when no side may castle
+    /// (castling rights are the only thing the mirror does not carry), so it doubles the
+    /// positions a small corpus offers.
+    pub fn mirrored(&self) -> Position {
+        let mut p = *self;
+        for f in &mut p.feats[..p.n as usize] {
+            *f ^= 7;
+        }
+        p
+    }
+
+    fn target(&self, lambda: f32, wdl_scale: f32) -> f32 {
+        let r = f32::from(self.result2) / 2.0;
+        lambda * r + (1.0 - lambda) * sigmoid(f32::from(self.score) / wdl_scale)
+    }
+}
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The float network and its optimiser state, laid out flat: first-layer weights (768 rows
+/// of H), first-layer biases (H), output weights (2H, side to move first), output bias.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trainer {
+    pub hidden: usize,
+    pub params: Vec<f32>,
+    m: Vec<f32>,
+    v: Vec<f32>,
+    /// AdamW steps taken.
+    pub step: u64,
+    /// Epochs completed.
+    pub epoch: u32,
+    /// The best hold-out loss so far (the epoch the net file holds).
+    pub best: f64,
+}
+
+/// The settings that define the numbers a run produces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub hidden: usize,
+    pub epochs: u32,
+    pub batch: usize,
+    pub lr: f32,
+    pub final_lr_fraction: f32,
+    pub weight_decay: f32,
+    pub lambda: f32,
+    pub wdl_scale: f32,
+    pub seed: u64,
+    pub threads: usize,
+}
+
+impl Settings {
+    fn line(&self) -> String {
+        format!(
+            "hidden {} epochs {} batch {} lr {} final {} wd {} lambda {} wdl-scale {} seed {} threads {}",
+            self.hidden,
+            self.epochs,
+            self.batch,
+            self.lr,
+            self.final_lr_fraction,
+            self.weight_decay,
+            self.lambda,
+            self.wdl_scale,
+            self.seed,
+            self.threads
+        )
+    }
+}
+
+struct Layout {
+    h: usize,
+}
+impl Layout {
+    fn ft_b(&self) -> usize {
+        INPUTS * self.h
+    }
+    fn out_w(&self) -> usize {
+        INPUTS * self.h + self.h
+    }
+    fn out_b(&self) -> usize {
+        INPUTS * self.h + 3 * self.h
+    }
+    fn len(&self) -> usize {
+        self.out_b() + 1
+    }
+}
+
+/// A uniform float in [-1, 1) from a SplitMix step.
+fn uniform(state: &mut u64) -> f32 {
+    *state = state.wrapping_add(GOLDEN_GAMMA);
+    ((mix64(*state) >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+}
+
+impl Trainer {
+    /// Fresh weights: uniform ±1/√fan-in (768 for the first layer, 2H for the output).
+    pub fn new(hidden: usize, seed: u64) -> Self {
+        let l = Layout { h: hidden };
+        let mut s = seed;
+        let mut params = vec![0f32; l.len()];
+        let a = 1.0 / (INPUTS as f32).sqrt();
+        for p in &mut params[..l.ft_b()] {
+            *p = a * uniform(&mut s);
+        }
+        let b = 1.0 / ((2 * hidden) as f32).sqrt();
+        for p in &mut params[l.out_w()..l.out_b()] {
+            *p = b * uniform(&mut s);
+        }
+        Trainer {
+            hidden,
+            m: vec![0.0; params.len()],
+            v: vec![0.0; params.len()],
+            params,
+            step: 0,
+            epoch: 0,
+            best: f64::INFINITY,
+        }
+    }
+
+    /// Forward one position: the output (logit units before the SCALE/wdl mapping) and, when
+    /// `grad` is given, accumulate the gradient of its loss, scaled by `weight`.
+    fn forward_backward(
+        &self,
+        p: &Position,
+        s: &Settings,
+        scratch: &mut [f32],
+        grad: Option<(&mut [f32], f32)>,
+    ) -> f32 {
+        let h = self.hidden;
+        let l = Layout { h };
+        let w = &self.params;
+        let (acc_w, rest) = scratch.split_at_mut(h);
+        let (acc_b, rest) = rest.split_at_mut(h);
+        let (d_us, d_them) = rest.split_at_mut(h);
+        acc_w.copy_from_slice(&w[l.ft_b()..l.out_w()]);
+        acc_b.copy_from_slice(&w[l.ft_b()..l.out_w()]);
+        let feats = &p.feats[..p.n as usize];
+        for &f in feats {
+            let row = &w[f as usize * h..(f as usize + 1) * h];
+            for (a, x) in acc_w.iter_mut().zip(row) {
+                *a += x;
+            }
+            let g = flip(f) as usize;
+            let row = &w[g * h..(g + 1) * h];
+            for (a, x) in acc_b.iter_mut().zip(row) {
+                *a += x;
+            }
+        }
+        let (us, them) = if p.white_to_move {
+            (&*acc_w, &*acc_b)
+        } else {
+            (&*acc_b, &*acc_w)
+        };
+        let out_w = &w[l.out_w()..l.out_b()];
+        let screlu = |x: f32| {
+            let c = x.clamp(0.0, 1.0);
+            c * c
+        };
+        let mut out = w[l.out_b()];
+        for i in 0..h {
+            out += screlu(us[i]) * out_w[i] + screlu(them[i]) * out_w[h + i];
+        }
+        let Some((g, weight)) = grad else {
+            return out;
+        };
+        let k = SCALE as f32 / s.wdl_scale;
+        let pred = sigmoid(out * k);
+        let t = p.target(s.lambda, s.wdl_scale);
+        let d_out = weight * 2.0 * (pred - t) * pred * (1.0 - pred) * k;
+        g[l.out_b()] += d_out;
+        // d(acc) for each perspective, stored back into the scratch accumulators.
+        let d = |x: f32, wo: f32| {
+            if x > 0.0 && x < 1.0 {
+                d_out * wo * 2.0 * x
+            } else {
+                0.0
+            }
+        };
+        for i in 0..h {
+            d_us[i] = d(us[i], out_w[i]);
+            d_them[i] = d(them[i], out_w[h + i]);
+        }
+        for i in 0..h {
+            g[l.out_w() + i] += d_out * screlu(us[i]);
+            g[l.out_w() + h + i] += d_out * screlu(them[i]);
+            g[l.ft_b() + i] += d_us[i] + d_them[i];
+        }
+        let (d_white, d_black) = if p.white_to_move {
+            (&*d_us, &*d_them)
+        } else {
+            (&*d_them, &*d_us)
+        };
+        for &f in feats {
+            let row = &mut g[f as usize * h..(f as usize + 1) * h];
+            for (a, x) in row.iter_mut().zip(d_white) {
+                *a += x;
+            }
+            let fb = flip(f) as usize;
+            let row = &mut g[fb * h..(fb + 1) * h];
+            for (a, x) in row.iter_mut().zip(d_black) {
+                *a += x;
+            }
+        }
+        out
+    }
+
+    /// Mean loss of `data` (no gradient).
+    pub fn loss(&self, data: &[Position], s: &Settings) -> f64 {
+        let mut scratch = vec![0f32; 4 * self.hidden];
+        let k = SCALE as f32 / s.wdl_scale;
+        let total: f64 = data
+            .iter()
+            .map(|p| {
+                let out = self.forward_backward(p, s, &mut scratch, None);
+                let e = sigmoid(out * k) - p.target(s.lambda, s.wdl_scale);
+                f64::from(e * e)
+            })
+            .sum();
+        total / data.len().max(1) as f64
+    }
+
+    /// The learning rate of step `step` of `total`: cosine from lr to lr·final.
+    fn lr_at(s: &Settings, step: u64, total: u64) -> f32 {
+        let t = (step as f64 / total.max(1) as f64).min(1.0);
+        let f = f64::from(s.final_lr_fraction);
+        (f64::from(s.lr) * (f + (1.0 - f) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos()))) as f32
+    }
+
+    /// One epoch over `train` in the order of a permutation seeded by (seed, epoch).
+    /// `on_batch(positions done)` reports progress.
+    pub fn epoch(&mut self, train: &[Position], s: &Settings, mut on_batch: impl FnMut(usize)) {
+        let n = train.len();
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        let mut rng = mix64(s.seed ^ (u64::from(self.epoch) << 32) ^ 0x5eed);
+        for i in (1..n).rev() {
+            rng = rng.wrapping_add(GOLDEN_GAMMA);
+            let j = (mix64(rng) % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+        let batches_per_epoch = n.div_ceil(s.batch) as u64;
+        let total_steps = batches_per_epoch * u64::from(s.epochs);
+        let threads = s.threads.max(1);
+        let len = self.params.len();
+        let mut grads: Vec<Vec<f32>> = (0..threads).map(|_| vec![0f32; len]).collect();
+        for (b, batch) in order.chunks(s.batch).enumerate() {
+            let weight = 1.0 / batch.len() as f32;
+            let per = batch.len().div_ceil(threads);
+            let me = &*self;
+            std::thread::scope(|scope| {
+                for (part, g) in batch.chunks(per).zip(grads.iter_mut()) {
+                    scope.spawn(move || {
+                        g.fill(0.0);
+                        let mut scratch = vec![0f32; 4 * me.hidden];
+                        for &i in part {
+                            me.forward_backward(
+                                &train[i as usize],
+                                s,
+                                &mut scratch,
+                                Some((g, weight)),
+                            );
+                        }
+                    });
+                }
+            });
+            let used = batch.len().div_ceil(per);
+            let (first, rest) = grads.split_at_mut(1);
+            for g in &rest[..used - 1] {
+                for (a, x) in first[0].iter_mut().zip(g) {
+                    *a += x;
+                }
+            }
+            let lr = Self::lr_at(s, self.step, total_steps);
+            self.adamw(&first[0], lr, s.weight_decay);
+            on_batch((b + 1) * s.batch.min(n));
+        }
+        self.epoch += 1;
+    }
+
+    fn adamw(&mut self, g: &[f32], lr: f32, wd: f32) {
+        const B1: f32 = 0.9;
+        const B2: f32 = 0.999;
+        const EPS: f32 = 1e-8;
+        self.step += 1;
+        let c1 = 1.0 - B1.powf(self.step as f32);
+        let c2 = 1.0 - B2.powf(self.step as f32);
+        for (((p, m), v), &g) in self
+            .params
+            .iter_mut()
+            .zip(&mut self.m)
+            .zip(&mut self.v)
+            .zip(g)
+        {
+            *m = B1 * *m + (1.0 - B1) * g;
+            *v = B2 * *v + (1.0 - B2) * g * g;
+            let update = (*m / c1) / ((*v / c2).sqrt() + EPS) + wd * *p;
+            *p = (*p - lr * update).clamp(-WEIGHT_CLIP, WEIGHT_CLIP);
+        }
+    }
+
+    /// The quantised network (`chess::nnue` scheme).
+    pub fn quantise(&self) -> Network {
+        let l = Layout { h: self.hidden };
+        let q = |x: f32, k: i32| (x * k as f32).round() as i16;
+        let ft_w = self.params[..l.ft_b()].iter().map(|&x| q(x, QA)).collect();
+        let ft_b = self.params[l.ft_b()..l.out_w()]
+            .iter()
+            .map(|&x| q(x, QA))
+            .collect();
+        let out_w = self.params[l.out_w()..l.out_b()]
+            .iter()
+            .map(|&x| q(x, QB))
+            .collect();
+        let out_b = (self.params[l.out_b()] * (QA * QB) as f32).round() as i32;
+        Network::from_parts(self.hidden, ft_w, ft_b, out_w, out_b)
+    }
+
+    /// The float network's evaluation of `p` in centipawns (side to move's view).
+    pub fn eval_cp(&self, p: &Position, s: &Settings) -> f32 {
+        let mut scratch = vec![0f32; 4 * self.hidden];
+        self.forward_backward(p, s, &mut scratch, None) * SCALE as f32
+    }
+
+    /// The run's state file: magic, the settings line, epoch, step, best hold-out loss, then
+    /// params, m, v as f32, then FNV-1a 64 of it all.
+    pub fn state_bytes(&self, s: &Settings) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(STATE_MAGIC);
+        let line = s.line();
+        b.extend_from_slice(&(line.len() as u32).to_le_bytes());
+        b.extend_from_slice(line.as_bytes());
+        b.extend_from_slice(&self.epoch.to_le_bytes());
+        b.extend_from_slice(&self.step.to_le_bytes());
+        b.extend_from_slice(&self.best.to_le_bytes());
+        for x in self.params.iter().chain(&self.m).chain(&self.v) {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+        let sum = chess::datafile::fnv1a64(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    /// A trainer from its state bytes, checked against the settings of the run resuming it.
+    pub fn from_state(bytes: &[u8], s: &Settings) -> Result<Trainer, String> {
+        if bytes.len() < 20 || &bytes[..8] != STATE_MAGIC {
+            return Err("not a train-net state file".into());
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - 8);
+        if chess::datafile::fnv1a64(body) != u64::from_le_bytes(sum.try_into().expect("8")) {
+            return Err("checksum mismatch: damaged or truncated".into());
+        }
+        let n = u32::from_le_bytes(body[8..12].try_into().expect("4")) as usize;
+        let line = std::str::from_utf8(body.get(12..12 + n).ok_or("truncated")?)
+            .map_err(|_| "bad settings line")?;
+        if line != s.line() {
+            return Err(format!(
+                "made with other settings: `{line}`, this run: `{}`",
+                s.line()
+            ));
+        }
+        let mut at = 12 + n;
+        let epoch = u32::from_le_bytes(body[at..at + 4].try_into().expect("4"));
+        at += 4;
+        let step = u64::from_le_bytes(body[at..at + 8].try_into().expect("8"));
+        at += 8;
+        let best = f64::from_le_bytes(
+            body.get(at..at + 8)
+                .ok_or("truncated")?
+                .try_into()
+                .expect("8"),
+        );
+        at += 8;
+        let len = Layout { h: s.hidden }.len();
+        let floats: Vec<f32> = body[at..]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
+            .collect();
+        if floats.len() != 3 * len {
+            return Err(format!(
+                "{} weights where {} are expected",
+                floats.len(),
+                3 * len
+            ));
+        }
+        Ok(Trainer {
+            hidden: s.hidden,
+            params: floats[..len].to_vec(),
+            m: floats[len..2 * len].to_vec(),
+            v: floats[2 * len..].to_vec(),
+            step,
+            epoch,
+            best,
+        })
+    }
+}
+
+/// Write `bytes` to `path` through a temporary file and a rename (a crash leaves the old file).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
+    let io = |source| TrainError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    f.write_all(bytes).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// A loaded corpus: training positions, hold-out positions and the hand evaluation of each
+/// hold-out position (side to move's view), the baseline a network must beat.
+pub struct Data {
+    pub train: Vec<Position>,
+    pub hold: Vec<Position>,
+    pub hold_hce: Vec<i32>,
+}
+
+/// The loss of the hand evaluation on the hold-out positions (same target, same mapping).
+pub fn hce_loss(d: &Data, s: &Settings) -> f64 {
+    let total: f64 = d
+        .hold
+        .iter()
+        .zip(&d.hold_hce)
+        .map(|(p, &e)| {
+            let err = sigmoid(e as f32 / s.wdl_scale) - p.target(s.lambda, s.wdl_scale);
+            f64::from(err * err)
+        })
+        .sum();
+    total / d.hold.len().max(1) as f64
+}
+
+/// Load the corpus through the default filter, split by game.
+pub fn load(
+    dirs: &[PathBuf],
+    holdout: f64,
+    limit: Option<u64>,
+    mirror: bool,
+) -> Result<Data, TrainError> {
+    let loader = Loader {
+        filter: Filter::default(),
+        holdout_percent: holdout,
+    };
+    let (mut train, mut hold, mut hold_hce) = (Vec::new(), Vec::new(), Vec::new());
+    for dir in dirs {
+        loader.for_each(dir, |s, _| {
+            let p = Position::new(&s.board, s.white_score, s.white_result);
+            if is_holdout(s.game, holdout) {
+                hold.push(p);
+                hold_hce.push(chess::eval::eval_tier(&s.board, chess::eval::Tier::Full));
+            } else if limit.is_none_or(|l| (train.len() as u64) < l) {
+                train.push(p);
+                let castling = [Color::White, Color::Black].iter().any(|&c| {
+                    let r = s.board.castle_rights(c);
+                    r.short.is_some() || r.long.is_some()
+                });
+                if mirror && !castling {
+                    train.push(p.mirrored());
+                }
+            }
+        })?;
+    }
+    Ok(Data {
+        train,
+        hold,
+        hold_hce,
+    })
+}
+
+impl TrainNetArgs {
+    fn settings(&self) -> Settings {
+        Settings {
+            hidden: self.hidden as usize,
+            epochs: self.epochs,
+            batch: self.batch as usize,
+            lr: self.lr as f32,
+            final_lr_fraction: self.final_lr_fraction as f32,
+            weight_decay: self.weight_decay as f32,
+            lambda: self.lambda as f32,
+            wdl_scale: self.wdl_scale as f32,
+            seed: self.seed,
+            threads: self.threads as usize,
+        }
+    }
+
+    fn state_path(&self) -> PathBuf {
+        let mut s = self.out.as_os_str().to_owned();
+        s.push(".train-state");
+        PathBuf::from(s)
+    }
+
+    pub fn run(&self) -> Result<ExitCode, crate::LabError> {
+        let s = self.settings();
+        let t0 = std::time::Instant::now();
+        let data = load(&self.corpus, self.holdout, self.limit, !self.no_mirror)?;
+        let (train, hold) = (&data.train, &data.hold);
+        if train.len() < 100 {
+            return Err(TrainError::Data(format!(
+                "{} training positions: too few to train (at least 100)",
+                train.len()
+            ))
+            .into());
+        }
+        eprintln!(
+            "train-net: {} training and {} hold-out positions loaded in {:.1} s; {}\n\
+             train-net: the hand evaluation's hold-out loss {:.6} (the baseline)",
+            train.len(),
+            hold.len(),
+            t0.elapsed().as_secs_f64(),
+            s.line(),
+            hce_loss(&data, &s)
+        );
+        let state_path = self.state_path();
+        let mut tr = if self.resume {
+            let bytes = std::fs::read(&state_path).map_err(|source| TrainError::Io {
+                path: state_path.clone(),
+                source,
+            })?;
+            Trainer::from_state(&bytes, &s).map_err(|message| TrainError::State {
+                path: state_path.clone(),
+                message,
+            })?
+        } else {
+            if state_path.exists() {
+                return Err(TrainError::State {
+                    path: state_path,
+                    message: "a run's state is here: continue it with --resume or remove it".into(),
+                }
+                .into());
+            }
+            Trainer::new(s.hidden, s.seed)
+        };
+        let bar = crate::pool::progress(train.len() as u64, "positions");
+        // The net file holds the best epoch by hold-out loss (a small corpus overfits); the
+        // state holds the last, to continue from.
+
+        while tr.epoch < s.epochs {
+            bar.set_prefix(format!("epoch {}/{}", tr.epoch + 1, s.epochs));
+            bar.set_position(0);
+            let e0 = std::time::Instant::now();
+            tr.epoch(train, &s, |done| bar.set_position(done as u64));
+            let secs = e0.elapsed().as_secs_f64();
+            let hl = tr.loss(hold, &s);
+            // Through suspend, not println: a bar that is hidden (no terminal) drops println.
+            bar.suspend(|| {
+                eprintln!(
+                    "epoch {:>3}: hold-out loss {:.6}  {:.0} positions/s",
+                    tr.epoch,
+                    hl,
+                    train.len() as f64 / secs
+                )
+            });
+            if hl < tr.best {
+                tr.best = hl;
+                write_atomic(&self.out, &tr.quantise().to_bytes())?;
+            }
+            write_atomic(&state_path, &tr.state_bytes(&s))?;
+        }
+        bar.finish_and_clear();
+        let net = tr.quantise();
+        eprintln!(
+            "train-net: wrote {} (hidden {}, hold-out loss {:.6}, {} steps) in {:.0} s",
+            self.out.display(),
+            s.hidden,
+            tr.loss(hold, &s),
+            tr.step,
+            t0.elapsed().as_secs_f64()
+        );
+        eprintln!(
+            "train-net: {} bytes, sha256 {}",
+            net.to_bytes().len(),
+            crate::corpus::sha256_file(&self.out)?
+        );
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chess::board::{legal_moves, parse_fen};
+
+    /// Positions from random games, labelled by material balance (side to move's view):
+    /// a target the network can represent exactly in its first layer.
+    fn material_data(n: usize, seed: u64) -> Vec<Position> {
+        let value = |p: Piece| match p {
+            Piece::Pawn => 100,
+            Piece::Knight | Piece::Bishop => 300,
+            Piece::Rook => 500,
+            Piece::Queen => 900,
+            Piece::King => 0,
+        };
+        let mut out = Vec::new();
+        let mut s = seed;
+        while out.len() < n {
+            let mut b =
+                parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap();
+            for _ in 0..80 {
+                let moves = legal_moves(&b);
+                if moves.is_empty() {
+                    break;
+                }
+                s = mix64(s.wrapping_add(GOLDEN_GAMMA));
+                b.play_unchecked(moves[(s % moves.len() as u64) as usize]);
+                let mut white = 0i32;
+                for p in Piece::ALL {
+                    white += value(p)
+                        * (b.colored_pieces(Color::White, p).len() as i32
+                            - b.colored_pieces(Color::Black, p).len() as i32);
+                }
+                out.push(Position::new(&b, white, 0.5));
+            }
+        }
+        out.truncate(n);
+        out
+    }
+
+    fn settings(threads: usize, epochs: u32) -> Settings {
+        Settings {
+            hidden: 8,
+            epochs,
+            batch: 256,
+            lr: 0.01,
+            final_lr_fraction: 0.1,
+            weight_decay: 0.0,
+            lambda: 0.0,
+            wdl_scale: 400.0,
+            seed: 7,
+            threads,
+        }
+    }
+
+    #[test]
+    fn it_learns_material_balance() {
+        let data = material_data(20_000, 1);
+        let hold = material_data(2_000, 99);
+        let s = settings(2, 8);
+        let mut t = Trainer::new(s.hidden, s.seed);
+        let before = t.loss(&hold, &s);
+        for _ in 0..s.epochs {
+            t.epoch(&data, &s, |_| {});
+        }
+        let after = t.loss(&hold, &s);
+        assert!(after < before / 5.0, "hold-out loss {before} -> {after}");
+        // The quantised engine net: a queen up is worth much, a queen down as much against.
+        let net = t.quantise();
+        let b = parse_fen("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap();
+        let v = net.evaluate(&b);
+        assert!(v > 400, "a queen up: {v}");
+        let b = parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNB1KBNR w KQkq - 0 1").unwrap();
+        let v = net.evaluate(&b);
+        assert!(v < -400, "a queen down: {v}");
+    }
+
+    #[test]
+    fn one_thread_training_is_deterministic_and_resume_ends_where_a_whole_run_ends() {
+        let data = material_data(3_000, 3);
+        let s = settings(1, 2);
+        let run = || {
+            let mut t = Trainer::new(s.hidden, s.seed);
+            t.epoch(&data, &s, |_| {});
+            t.epoch(&data, &s, |_| {});
+            t
+        };
+        let a = run();
+        assert_eq!(a.quantise().to_bytes(), run().quantise().to_bytes());
+        // One epoch, saved, loaded, one more.
+        let mut t = Trainer::new(s.hidden, s.seed);
+        t.epoch(&data, &s, |_| {});
+        let mut r = Trainer::from_state(&t.state_bytes(&s), &s).unwrap();
+        r.epoch(&data, &s, |_| {});
+        assert_eq!(r, a);
+        // Another run's settings or a damaged state are refused.
+        let other = settings(2, 2);
+        assert!(
+            Trainer::from_state(&t.state_bytes(&s), &other)
+                .unwrap_err()
+                .contains("other settings")
+        );
+        let mut bytes = t.state_bytes(&s);
+        bytes[40] ^= 1;
+        assert!(
+            Trainer::from_state(&bytes, &s)
+                .unwrap_err()
+                .contains("checksum")
+        );
+    }
+
+    /// The float network and its quantised engine form agree to a few centipawns.
+    #[test]
+    fn quantised_net_matches_the_float_net() {
+        let data = material_data(3_000, 5);
+        let s = settings(1, 2);
+        let mut t = Trainer::new(s.hidden, s.seed);
+        t.epoch(&data, &s, |_| {});
+        let net = t.quantise();
+        let mut b = parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap();
+        let mut seed = 11u64;
+        for _ in 0..40 {
+            let moves = legal_moves(&b);
+            seed = mix64(seed.wrapping_add(GOLDEN_GAMMA));
+            b.play_unchecked(moves[(seed % moves.len() as u64) as usize]);
+            let f = t.eval_cp(&Position::new(&b, 0, 0.5), &s);
+            let q = net.evaluate(&b) as f32;
+            // Rounding the output weights to 1/64 moves a small net's output by a few
+            // centipawns; a wrong index or perspective would move it by far more.
+            assert!(
+                (f - q).abs() < 12.0 + 0.05 * f.abs(),
+                "float {f} quantised {q}"
+            );
+        }
+    }
+}

@@ -1,0 +1,561 @@
+//! The learned evaluation: a `(768 → H)×2 → 1` network with SCReLU (issue 34), quantised to
+//! integers, evaluated from accumulators the search keeps per ply and updates lazily.
+//!
+//! **Inputs.** 768 per perspective: (own or enemy piece) × (6 piece types) × (64 squares),
+//! the squares of Black's perspective mirrored vertically, so the network sees every position
+//! from the side whose accumulator it is. One first layer (`768 → H`) feeds both
+//! perspectives; the output layer reads `[side to move, side not to move]`.
+//!
+//! **Quantisation** (the usual scheme, so nets and trainers elsewhere can be compared): first
+//! layer weights and biases × [`QA`] = 255 in `i16`, output weights × [`QB`] = 64 in `i16`, the
+//! output bias × `QA·QB` in `i32`; SCReLU is `clamp(x, 0, QA)²`, and the network's output
+//! times [`SCALE`] is centipawns. The trainer clips every weight to ±[`WEIGHT_CLIP`], which
+//! bounds an accumulator by `(32 pieces + bias) · 1.98 · 255 < 32,767`: no `i16` overflow
+//! whatever the position (and a file outside the clip is refused).
+//!
+//! **Lazy updates.** A move records its feature changes ([`Delta`]: at most two removed, two
+//! added) in the ply's slot; only when the search really evaluates a node are the pending
+//! deltas applied, from the nearest computed ancestor down. A node pruned before its
+//! evaluation never touches its accumulator (docs/design/chess-DESIGN.md §2: pay for
+//! evaluation work only where it decides something).
+//!
+//! **File** (little-endian): `ACTNNUE1`, `u32` H, `i16` first-layer weights (768 rows of H),
+//! `i16` first-layer biases (H), `i16` output weights (2H: side to move, then the other),
+//! `i32` output bias, then `u64` FNV-1a of every byte before it. A truncated or altered file
+//! is refused.
+
+use crate::board::{Board, Color, File, Move, Piece, Square};
+use crate::datafile::fnv1a64;
+use std::sync::{Arc, OnceLock};
+
+/// Inputs per perspective: 2 sides × 6 piece types × 64 squares.
+pub const INPUTS: usize = 768;
+/// First-layer quantisation (and the SCReLU ceiling).
+pub const QA: i32 = 255;
+/// Output-layer quantisation.
+pub const QB: i32 = 64;
+/// Network output × `SCALE` = centipawns.
+pub const SCALE: i32 = 400;
+/// Every float weight is clipped to ±this in training (see the module note on overflow).
+pub const WEIGHT_CLIP: f32 = 1.98;
+/// The largest hidden width a file may declare (the embedded net is far smaller).
+pub const MAX_HIDDEN: usize = 1024;
+const MAGIC: &[u8; 8] = b"ACTNNUE1";
+
+/// The committed network, embedded at build time (its SHA-256, training data and
+/// hyper-parameters: data/chess/nets/README.md).
+pub const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-1.nnue");
+/// The name of the embedded net in the `EvalFile` option.
+pub const EMBEDDED_NET_NAME: &str = "<embedded>";
+
+/// Why a network file was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum NetError {
+    #[error("not a network file (no ACTNNUE1 magic)")]
+    Magic,
+    #[error("hidden width {0} is out of range 1..={MAX_HIDDEN}")]
+    Hidden(usize),
+    #[error("{found} bytes where a net of hidden width {hidden} has {want}: truncated or padded")]
+    Length {
+        hidden: usize,
+        found: usize,
+        want: usize,
+    },
+    #[error("checksum mismatch (file says {stored:016x}, contents give {found:016x}): damaged")]
+    Checksum { stored: u64, found: u64 },
+    #[error("weight out of the clipped range ({0}): an accumulator could overflow")]
+    Range(i32),
+}
+
+/// A quantised network.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Network {
+    hidden: usize,
+    /// `INPUTS` rows of `hidden`.
+    ft_w: Vec<i16>,
+    ft_b: Vec<i16>,
+    /// `2 · hidden`: the side to move's half first.
+    out_w: Vec<i16>,
+    out_b: i32,
+}
+
+impl Network {
+    /// A network from its quantised parts (the trainer's export); panics on mismatched sizes.
+    pub fn from_parts(
+        hidden: usize,
+        ft_w: Vec<i16>,
+        ft_b: Vec<i16>,
+        out_w: Vec<i16>,
+        out_b: i32,
+    ) -> Self {
+        assert_eq!(ft_w.len(), INPUTS * hidden);
+        assert_eq!(ft_b.len(), hidden);
+        assert_eq!(out_w.len(), 2 * hidden);
+        Network {
+            hidden,
+            ft_w,
+            ft_b,
+            out_w,
+            out_b,
+        }
+    }
+
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    fn file_len(hidden: usize) -> usize {
+        8 + 4 + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4 + 8
+    }
+
+    /// The file bytes (format in the module note).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(Self::file_len(self.hidden));
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&(self.hidden as u32).to_le_bytes());
+        for v in self.ft_w.iter().chain(&self.ft_b).chain(&self.out_w) {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(&self.out_b.to_le_bytes());
+        let sum = fnv1a64(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    /// Parse and check a network file.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, NetError> {
+        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+            return Err(NetError::Magic);
+        }
+        let hidden = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
+        if hidden == 0 || hidden > MAX_HIDDEN {
+            return Err(NetError::Hidden(hidden));
+        }
+        let want = Self::file_len(hidden);
+        if bytes.len() != want {
+            return Err(NetError::Length {
+                hidden,
+                found: bytes.len(),
+                want,
+            });
+        }
+        let body = &bytes[..want - 8];
+        let stored = u64::from_le_bytes(bytes[want - 8..].try_into().expect("8 bytes"));
+        let found = fnv1a64(body);
+        if stored != found {
+            return Err(NetError::Checksum { stored, found });
+        }
+        let mut words = body[12..body.len() - 4]
+            .chunks_exact(2)
+            .map(|c| i16::from_le_bytes([c[0], c[1]]));
+        let mut take = |n: usize| words.by_ref().take(n).collect::<Vec<i16>>();
+        let ft_w = take(INPUTS * hidden);
+        let ft_b = take(hidden);
+        let out_w = take(2 * hidden);
+        let out_b = i32::from_le_bytes(body[body.len() - 4..].try_into().expect("4 bytes"));
+        // The trainer clips; a file outside the clip could overflow an accumulator.
+        let ft_max = (WEIGHT_CLIP * QA as f32).ceil() as i32;
+        let out_max = (WEIGHT_CLIP * QB as f32).ceil() as i32;
+        for &v in ft_w.iter().chain(&ft_b) {
+            if i32::from(v).abs() > ft_max {
+                return Err(NetError::Range(v.into()));
+            }
+        }
+        for &v in &out_w {
+            if i32::from(v).abs() > out_max {
+                return Err(NetError::Range(v.into()));
+            }
+        }
+        Ok(Network {
+            hidden,
+            ft_w,
+            ft_b,
+            out_w,
+            out_b,
+        })
+    }
+
+    /// Read a network file named by the `EvalFile` option (a regular file, bounded size).
+    pub fn load(path: &std::path::Path) -> Result<Self, String> {
+        let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+        if !meta.is_file() {
+            return Err("not a regular file".into());
+        }
+        if meta.len() > Self::file_len(MAX_HIDDEN) as u64 {
+            return Err(format!(
+                "{} bytes, more than a network file can have",
+                meta.len()
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+        Network::from_bytes(&bytes).map_err(|e| e.to_string())
+    }
+
+    /// The embedded network, parsed once.
+    pub fn embedded() -> Arc<Network> {
+        static NET: OnceLock<Arc<Network>> = OnceLock::new();
+        NET.get_or_init(|| {
+            Arc::new(
+                Network::from_bytes(EMBEDDED_NET).expect("the embedded net is checked by its test"),
+            )
+        })
+        .clone()
+    }
+
+    /// Add (`sign` = 1) or remove (−1) feature row `f` of the first layer to `acc`.
+    #[inline]
+    fn apply(&self, acc: &mut [i16], f: usize, add: bool) {
+        let row = &self.ft_w[f * self.hidden..(f + 1) * self.hidden];
+        if add {
+            for (a, w) in acc.iter_mut().zip(row) {
+                *a += *w;
+            }
+        } else {
+            for (a, w) in acc.iter_mut().zip(row) {
+                *a -= *w;
+            }
+        }
+    }
+
+    /// Both perspectives' accumulators of `board` from scratch (`acc` = white then black).
+    pub fn refresh(&self, board: &Board, acc: &mut [i16]) {
+        let (white, black) = acc.split_at_mut(self.hidden);
+        white.copy_from_slice(&self.ft_b);
+        black.copy_from_slice(&self.ft_b);
+        for color in [Color::White, Color::Black] {
+            for piece in Piece::ALL {
+                for sq in board.colored_pieces(color, piece) {
+                    let f = feature(color, piece, sq);
+                    self.apply(white, f as usize, true);
+                    self.apply(black, flip(f) as usize, true);
+                }
+            }
+        }
+    }
+
+    /// Apply a move's [`Delta`] to both perspectives in place.
+    #[inline]
+    pub fn update(&self, acc: &mut [i16], d: &Delta) {
+        let (white, black) = acc.split_at_mut(self.hidden);
+        for &f in &d.sub[..d.n_sub as usize] {
+            self.apply(white, f as usize, false);
+            self.apply(black, flip(f) as usize, false);
+        }
+        for &f in &d.add[..d.n_add as usize] {
+            self.apply(white, f as usize, true);
+            self.apply(black, flip(f) as usize, true);
+        }
+    }
+
+    /// The evaluation (centipawns, `stm`'s view) from both accumulators (white then black).
+    #[inline]
+    pub fn output(&self, acc: &[i16], stm: Color) -> i32 {
+        let (white, black) = acc.split_at(self.hidden);
+        let (us, them) = match stm {
+            Color::White => (white, black),
+            Color::Black => (black, white),
+        };
+        let (w_us, w_them) = self.out_w.split_at(self.hidden);
+        // Each term is at most 255² · 127 < 2³¹; the sum is taken in i64, so no width of the
+        // hidden layer can overflow it.
+        let half = |a: &[i16], w: &[i16]| -> i64 {
+            a.iter()
+                .zip(w)
+                .map(|(&x, &w)| {
+                    let v = i32::from(x).clamp(0, QA);
+                    i64::from(v * v * i32::from(w))
+                })
+                .sum()
+        };
+        let sum = half(us, w_us) + half(them, w_them);
+        let out = sum / i64::from(QA) + i64::from(self.out_b);
+        (out * i64::from(SCALE) / i64::from(QA * QB)) as i32
+    }
+
+    /// Evaluate `board` from scratch (side to move's view): for tools and checks, not the
+    /// search (which keeps accumulators).
+    pub fn evaluate(&self, board: &Board) -> i32 {
+        let mut acc = vec![0i16; 2 * self.hidden];
+        self.refresh(board, &mut acc);
+        self.output(&acc, board.side_to_move())
+    }
+}
+
+/// The feature of a `color` `piece` on `sq` from White's perspective: `color·384 + piece·64 +
+/// square`. Black's perspective is [`flip`] of it.
+#[inline]
+pub fn feature(color: Color, piece: Piece, sq: Square) -> u16 {
+    (color as u16) * 384 + (piece as u16) * 64 + sq as u16
+}
+
+/// The same piece from the other perspective: own and enemy swapped, ranks mirrored (`^ 56`
+/// touches only the rank bits of the square, below the piece bits).
+#[inline]
+pub fn flip(f: u16) -> u16 {
+    let side = if f < 384 { 384 } else { 0 };
+    side + ((f % 384) ^ 56)
+}
+
+/// The first-layer features a move removes and adds (White's perspective).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Delta {
+    pub sub: [u16; 2],
+    pub add: [u16; 2],
+    pub n_sub: u8,
+    pub n_add: u8,
+}
+
+impl Delta {
+    fn sub(&mut self, f: u16) {
+        self.sub[self.n_sub as usize] = f;
+        self.n_sub += 1;
+    }
+    fn add(&mut self, f: u16) {
+        self.add[self.n_add as usize] = f;
+        self.n_add += 1;
+    }
+
+    /// What `mv` (legal in `board`) changes: a quiet move or capture, a promotion, en passant
+    /// and castling in both notations the board uses (king takes own rook, Chess960 too).
+    #[inline]
+    pub fn of_move(board: &Board, mv: Move) -> Delta {
+        let stm = board.side_to_move();
+        let mut d = Delta::default();
+        let Some(piece) = board.piece_on(mv.from) else {
+            return d;
+        };
+        if board.colors(stm).has(mv.to) {
+            // Castling: the king "captures" its own rook and both land on fixed files.
+            let rank = mv.from.rank();
+            let (kf, rf) = if mv.to.file() > mv.from.file() {
+                (File::G, File::F)
+            } else {
+                (File::C, File::D)
+            };
+            d.sub(feature(stm, Piece::King, mv.from));
+            d.sub(feature(stm, Piece::Rook, mv.to));
+            d.add(feature(stm, Piece::King, Square::new(kf, rank)));
+            d.add(feature(stm, Piece::Rook, Square::new(rf, rank)));
+            return d;
+        }
+        d.sub(feature(stm, piece, mv.from));
+        d.add(feature(stm, mv.promotion.unwrap_or(piece), mv.to));
+        if let Some(victim) = board.piece_on(mv.to) {
+            d.sub(feature(!stm, victim, mv.to));
+        } else if piece == Piece::Pawn && mv.from.file() != mv.to.file() {
+            d.sub(feature(
+                !stm,
+                Piece::Pawn,
+                Square::new(mv.to.file(), mv.from.rank()),
+            ));
+        }
+        d
+    }
+}
+
+/// The search's accumulators, one slot per ply, each computed or pending a [`Delta`] from
+/// the slot before it (the null move's delta is empty).
+pub struct AccStack {
+    hidden: usize,
+    acc: Vec<i16>,
+    pending: Vec<Option<Delta>>,
+}
+
+impl AccStack {
+    pub fn new(net: &Network, plies: usize) -> Self {
+        AccStack {
+            hidden: net.hidden,
+            acc: vec![0; plies * 2 * net.hidden],
+            pending: vec![None; plies],
+        }
+    }
+
+    /// Does this stack fit `net` (same hidden width)?
+    pub fn fits(&self, net: &Network) -> bool {
+        self.hidden == net.hidden
+    }
+
+    /// Slot 0 from `root` from scratch.
+    pub fn reset(&mut self, net: &Network, root: &Board) {
+        let w = 2 * self.hidden;
+        net.refresh(root, &mut self.acc[..w]);
+        self.pending[0] = None;
+    }
+
+    /// Record that slot `ply` is the slot before it after `d`.
+    #[inline]
+    pub fn push(&mut self, ply: usize, d: Delta) {
+        self.pending[ply] = Some(d);
+    }
+
+    /// The evaluation at `ply` (side to move `stm`): apply what is pending from the nearest
+    /// computed slot, then the output layer.
+    #[inline]
+    pub fn evaluate(&mut self, net: &Network, ply: usize, stm: Color) -> i32 {
+        let w = 2 * self.hidden;
+        let mut base = ply;
+        while self.pending[base].is_some() {
+            base -= 1;
+        }
+        for p in base + 1..=ply {
+            let d = self.pending[p].take().expect("pending up to ply");
+            let (before, after) = self.acc.split_at_mut(p * w);
+            let dst = &mut after[..w];
+            dst.copy_from_slice(&before[(p - 1) * w..]);
+            net.update(dst, &d);
+        }
+        net.output(&self.acc[ply * w..(ply + 1) * w], stm)
+    }
+
+    /// The accumulators at `ply` (after [`AccStack::evaluate`] there): for the debug check.
+    pub fn slot(&self, ply: usize) -> &[i16] {
+        let w = 2 * self.hidden;
+        &self.acc[ply * w..(ply + 1) * w]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::{legal_moves, parse_fen_with};
+
+    /// A small net with distinct weights, so a wrong feature index changes the output.
+    fn test_net(hidden: usize) -> Network {
+        let mut s = 0x1234_5678_u64;
+        let mut next = |m: i16| {
+            s = crate::board::mix64(s.wrapping_add(crate::board::GOLDEN_GAMMA));
+            (s % (2 * m as u64 + 1)) as i16 - m
+        };
+        let ft_w = (0..INPUTS * hidden).map(|_| next(300)).collect();
+        let ft_b = (0..hidden).map(|_| next(100)).collect();
+        let out_w = (0..2 * hidden).map(|_| next(100)).collect();
+        Network::from_parts(hidden, ft_w, ft_b, out_w, 1234)
+    }
+
+    #[test]
+    fn file_round_trips_and_damage_is_refused() {
+        let net = test_net(8);
+        let bytes = net.to_bytes();
+        assert_eq!(Network::from_bytes(&bytes).unwrap(), net);
+        assert!(matches!(
+            Network::from_bytes(&bytes[..bytes.len() - 1]),
+            Err(NetError::Length { .. })
+        ));
+        let mut bad = bytes.clone();
+        bad[100] ^= 1;
+        assert!(matches!(
+            Network::from_bytes(&bad),
+            Err(NetError::Checksum { .. })
+        ));
+        assert_eq!(Network::from_bytes(b"ACTNNUE0xxxx"), Err(NetError::Magic));
+    }
+
+    #[test]
+    fn the_embedded_net_parses() {
+        let net = Network::embedded();
+        assert!(net.hidden() >= 8);
+        assert_eq!(net.to_bytes(), EMBEDDED_NET);
+    }
+
+    #[test]
+    fn flip_is_an_involution_and_mirrors() {
+        for f in 0..768u16 {
+            assert_eq!(flip(flip(f)), f);
+        }
+        // A white pawn on e2 is, from Black's side, an enemy pawn on e7.
+        let wp = feature(Color::White, Piece::Pawn, Square::E2);
+        assert_eq!(flip(wp), feature(Color::Black, Piece::Pawn, Square::E7));
+    }
+
+    #[test]
+    fn mirrored_positions_evaluate_the_same() {
+        let net = test_net(16);
+        let a = parse_fen_with(
+            "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+            false,
+        )
+        .unwrap();
+        let b = parse_fen_with(
+            "rnbqkb1r/pppp1ppp/5n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR b KQkq - 2 3",
+            false,
+        )
+        .unwrap();
+        assert_eq!(net.evaluate(&a), net.evaluate(&b));
+    }
+
+    /// Every move kind, updated incrementally along random games, equals a refresh: the
+    /// positions hold castling both ways, en passant, promotions with and without capture,
+    /// and a Chess960 start.
+    #[test]
+    fn incremental_updates_equal_a_refresh() {
+        let net = test_net(16);
+        let starts = [
+            (
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                false,
+            ),
+            (
+                "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+                false,
+            ),
+            ("n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1", false),
+            ("r3k2r/8/8/3pP3/8/8/8/R3K2R w KQkq d6 0 1", false),
+            (
+                "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9",
+                true,
+            ),
+            ("1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1", true),
+        ];
+        let mut seen_castle = 0;
+        let mut seen_ep = 0;
+        let mut seen_promo = 0;
+        for (i, (fen, c960)) in starts.iter().enumerate() {
+            for game in 0..20u64 {
+                let mut board = parse_fen_with(fen, *c960).unwrap();
+                let mut stack = AccStack::new(&net, 64);
+                stack.reset(&net, &board);
+                let mut s = (i as u64) << 32 | game;
+                for ply in 1..60 {
+                    let moves = legal_moves(&board);
+                    if moves.is_empty() {
+                        break;
+                    }
+                    s = crate::board::mix64(s.wrapping_add(crate::board::GOLDEN_GAMMA));
+                    let mv = moves[(s % moves.len() as u64) as usize];
+                    seen_castle += crate::board::is_castle(&board, mv) as u32;
+                    seen_ep += crate::board::is_en_passant(&board, mv) as u32;
+                    seen_promo += mv.promotion.is_some() as u32;
+                    stack.push(ply, Delta::of_move(&board, mv));
+                    board.play_unchecked(mv);
+                    // Evaluate only every third ply: pending deltas pile up as in a search.
+                    if ply % 3 == 0 || ply == 59 {
+                        let got = stack.evaluate(&net, ply, board.side_to_move());
+                        let mut fresh = vec![0i16; 32];
+                        net.refresh(&board, &mut fresh);
+                        assert_eq!(stack.slot(ply), &fresh[..], "{fen} game {game} ply {ply}");
+                        assert_eq!(got, net.evaluate(&board));
+                    }
+                }
+            }
+        }
+        assert!(
+            seen_castle > 0 && seen_ep > 0 && seen_promo > 0,
+            "{seen_castle} {seen_ep} {seen_promo}"
+        );
+    }
+
+    #[test]
+    fn output_matches_a_hand_computed_value() {
+        // Hidden width 1, one white pawn on a2 (feature 8) and the kings: weights chosen so
+        // the sums are known by hand.
+        let mut ft_w = vec![0i16; INPUTS];
+        ft_w[feature(Color::White, Piece::Pawn, Square::A2) as usize] = 100;
+        let net = Network::from_parts(1, ft_w, vec![50], vec![64, -32], 0);
+        let b = parse_fen_with("4k3/8/8/8/8/8/P7/4K3 w - - 0 1", false).unwrap();
+        // White's accumulator 50 + 100 = 150; Black's 50 (the pawn is feature flip(8), 0).
+        // sum = 150²·64 + 50²·(−32) = 1,440,000 − 80,000 = 1,360,000; /255 = 5,333;
+        // × 400 / (255·64) = 130 (integer division).
+        assert_eq!(net.evaluate(&b), 5333 * 400 / (255 * 64));
+        assert_eq!(net.evaluate(&b), 130);
+    }
+}
