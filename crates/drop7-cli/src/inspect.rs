@@ -94,17 +94,7 @@ pub struct SearchArgs {
 }
 
 fn parse_state(board: Board, next: u64, rise: u64) -> anyhow::Result<PublicState> {
-    if !(1..=7).contains(&next) {
-        bail!("bad next disc {next}: discs are 1-7");
-    }
-    if !(1..=5).contains(&rise) {
-        bail!("bad rise {rise}: moves until the rise is 1-5");
-    }
-    Ok(PublicState {
-        board,
-        next: next as u8,
-        moves_remaining: rise as u8,
-    })
+    Ok(PublicState::checked(board, next, rise)?)
 }
 
 fn state_from_json(v: &Value) -> anyhow::Result<PublicState> {

@@ -14,6 +14,33 @@ pub struct PublicState {
     pub moves_remaining: u8,
 }
 
+/// Why a (board, next disc, rise) triple given from outside is not a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    #[error("bad next disc {0}: discs are 1-7")]
+    Next(u64),
+    #[error("bad rise {0}: moves until the rise is 1-5")]
+    Rise(u64),
+}
+
+impl PublicState {
+    /// A state from outside (a command line, JSON, Python): the board is already parsed; the
+    /// disc must be 1-7 and the rise clock 1-5. One rule for every front end.
+    pub fn checked(board: Board, next: u64, rise: u64) -> Result<Self, StateError> {
+        if !(1..=7).contains(&next) {
+            return Err(StateError::Next(next));
+        }
+        if !(1..=5).contains(&rise) {
+            return Err(StateError::Rise(rise));
+        }
+        Ok(PublicState {
+            board,
+            next: next as u8,
+            moves_remaining: rise as u8,
+        })
+    }
+}
+
 /// A headless game in progress.
 #[derive(Debug, Clone)]
 pub struct Game {

@@ -35,6 +35,6 @@ pub mod seeds;
 pub mod trace;
 
 pub use board::{Board, BoardError};
-pub use game::{Game, PublicState};
+pub use game::{Game, PublicState, StateError};
 pub use rules::{MoveError, MoveOutcome, Wave, play_move};
 pub use seeds::SeedBlock;
