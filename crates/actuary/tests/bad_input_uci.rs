@@ -79,7 +79,7 @@ fn run_case(case: &Value) -> Result<(), String> {
     for it in case["stdin"].as_array().into_iter().flatten() {
         items.push(match it {
             Value::String(s) if s == "$LONG" => Ok(format!("{}\n", "a".repeat(300_000)).into()),
-            Value::String(s) => Ok(format!("{s}\n").into_bytes()),
+            Value::String(s) => Ok(format!("{}\n", s.replace("$DIR", &dir)).into_bytes()),
             v if v["hex"].is_string() => Ok(hex(v["hex"].as_str().unwrap())?),
             v => Err(Duration::from_millis(
                 v["sleep_ms"]

@@ -39,6 +39,55 @@ pub fn perft(board: &Board, depth: u32) -> u64 {
     total
 }
 
+/// [`perft`] that gives up (`None`) once `stop` is set: checked at every node with at least
+/// two plies below it, a relaxed load per thousands of leaves.
+fn perft_stoppable(board: &Board, depth: u32, stop: &std::sync::atomic::AtomicBool) -> Option<u64> {
+    if depth <= 2 {
+        return Some(perft(board, depth));
+    }
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    let mut total = Some(0u64);
+    board.generate_moves(|pm| {
+        for mv in pm {
+            let mut child = board.clone();
+            child.play_unchecked(mv);
+            match (total, perft_stoppable(&child, depth - 1, stop)) {
+                (Some(t), Some(n)) => total = Some(t + n),
+                _ => {
+                    total = None;
+                    return true;
+                }
+            }
+        }
+        false
+    });
+    total
+}
+
+/// [`perft_divide_with`] for `go perft`: `None` if `stop` was set before it finished.
+pub fn perft_divide_stoppable(
+    board: &Board,
+    depth: u32,
+    chess960: bool,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Option<(Vec<(String, u64)>, u64)> {
+    let mut lines = Vec::new();
+    let mut total = 0;
+    if depth == 0 {
+        return Some((lines, 1));
+    }
+    for mv in crate::board::legal_moves(board) {
+        let mut child = board.clone();
+        child.play_unchecked(mv);
+        let n = perft_stoppable(&child, depth - 1, stop)?;
+        total += n;
+        lines.push((move_to_uci_with(board, mv, chess960), n));
+    }
+    Some((lines, total))
+}
+
 /// Per-root-move counts (UCI move text) and the total, like Stockfish's `go perft`.
 pub fn perft_divide(board: &Board, depth: u32) -> (Vec<(String, u64)>, u64) {
     perft_divide_with(board, depth, false)

@@ -4,7 +4,7 @@
 
 use crate::board::{BoardError, Position, STARTPOS_FEN, to_fen};
 use crate::eval::{LazyMargins, Tier, eval_tier};
-use crate::perft::perft_divide;
+use crate::perft::perft_divide_stoppable;
 use crate::search::Worker;
 use crate::search::params::DEFAULT_MOVE_OVERHEAD_MS;
 use crate::search::prune::{PruneConfig, PruneTables};
@@ -63,6 +63,8 @@ pub enum UciError {
     UnknownOption(String),
     #[error("LazyTables: {0}")]
     Tables(String),
+    #[error("EvalFile: {0}")]
+    Net(String),
     #[error("option '{name}': {message}")]
     Prune { name: String, message: String },
     #[error("option 'HashWays': {0}")]
@@ -263,6 +265,9 @@ pub struct Engine {
     stop: Arc<AtomicBool>,
     workers: Vec<Worker>,
     search: Option<JoinHandle<Vec<Worker>>>,
+    /// The running job is a `go perft`: only `stop` and `quit` interrupt it; any other command
+    /// waits for its count (piped `go perft 5` lines then all print, as Stockfish's do).
+    perft_running: bool,
     /// The running `go ponder` search's clock start, set on `ponderhit`.
     ponder: Option<PonderHit>,
     threads: usize,
@@ -278,6 +283,11 @@ pub struct Engine {
     lazy_eval: bool,
     /// UCI `LazyTables`: the margin tables used when `LazyEval` is on.
     tables: Arc<LazyMargins>,
+    /// UCI `Eval`: the learned evaluation (`nnue`) instead of the hand one (`hce`, the
+    /// default until an Elo test says otherwise).
+    use_net: bool,
+    /// UCI `EvalFile`: the network `Eval nnue` uses.
+    net: Arc<crate::nnue::Network>,
     /// UCI `prune.*`: every pruning switch, and the measured tables.
     prune: PruneConfig,
     /// Files behind `prune.fh-table` / `prune.rfp-table` (`None`: embedded).
@@ -358,6 +368,7 @@ impl Engine {
             stop: Arc::new(AtomicBool::new(false)),
             workers: vec![Worker::new(0)],
             search: None,
+            perft_running: false,
             ponder: None,
             threads: 1,
             hash_mb: HASH_DEFAULT,
@@ -368,6 +379,8 @@ impl Engine {
             default_nodes: None,
             lazy_eval: false,
             tables: LazyMargins::embedded(),
+            use_net: false,
+            net: crate::nnue::Network::embedded(),
             prune: PruneConfig::default(),
             prune_files: [None, None],
             chess960: false,
@@ -472,8 +485,21 @@ impl Engine {
 
     /// Stop a running search (if any) and take the workers back.
     pub fn stop_search(&mut self) {
+        self.end_job(!self.perft_running);
+    }
+
+    /// `stop` and `quit`: end whatever runs, a `go perft` too.
+    fn interrupt(&mut self) {
+        self.end_job(true);
+    }
+
+    /// Wait for the running search or perft, telling it to stop first when `stop`.
+    fn end_job(&mut self, stop: bool) {
+        self.perft_running = false;
         if let Some(h) = self.search.take() {
-            self.stop.store(true, Relaxed);
+            if stop {
+                self.stop.store(true, Relaxed);
+            }
             match h.join() {
                 Ok(w) => self.workers = w,
                 Err(_) => {
@@ -502,6 +528,11 @@ impl Engine {
                 );
                 println!("option name LazyEval type check default false");
                 println!("option name LazyTables type string default {EMBEDDED_TABLES_NAME}");
+                println!("option name Eval type combo default hce var hce var nnue");
+                println!(
+                    "option name EvalFile type string default {}",
+                    crate::nnue::EMBEDDED_NET_NAME
+                );
                 for line in prune_option_lines(&PruneConfig::default()) {
                     println!("{line}");
                 }
@@ -535,17 +566,32 @@ impl Engine {
                     return Err(UciError::NoPosition);
                 }
                 if let Some(d) = g.limits.perft {
-                    let (lines, total) = perft_divide(&self.pos.board, d);
-                    for (m, n) in lines {
-                        println!("{m}: {n}");
-                    }
-                    println!();
-                    println!("Nodes searched: {total}");
+                    // On the search thread, so that `stop` (read by this loop meanwhile) can
+                    // end a count that would take hours (issue 36).
+                    let board = self.pos.board.clone();
+                    let chess960 = self.chess960;
+                    let stop = Arc::clone(&self.stop);
+                    stop.store(false, Relaxed);
+                    let workers = std::mem::take(&mut self.workers);
+                    self.perft_running = true;
+                    self.search = Some(std::thread::spawn(move || {
+                        match perft_divide_stoppable(&board, d, chess960, &stop) {
+                            Some((lines, total)) => {
+                                let mut out = String::new();
+                                for (m, n) in lines {
+                                    out.push_str(&format!("{m}: {n}\n"));
+                                }
+                                println!("{out}\nNodes searched: {total}");
+                            }
+                            None => println!("info string perft {d} stopped"),
+                        }
+                        workers
+                    }));
                     return Ok(Flow::Continue);
                 }
                 self.start_search(&g)?;
             }
-            Command::Stop => self.stop_search(),
+            Command::Stop => self.interrupt(),
             Command::PonderHit => {
                 // The move we pondered on was played: the `go ponder`'s limits start now.
                 // Outside a ponder search (or a second time) there is nothing to do.
@@ -554,7 +600,7 @@ impl Engine {
                 }
             }
             Command::Quit => {
-                self.stop_search();
+                self.interrupt();
                 return Ok(Flow::Quit);
             }
             Command::Sd(d) => {
@@ -569,10 +615,11 @@ impl Engine {
                 let b = &self.pos.board;
                 println!("info string fen {}", to_fen(b));
                 println!(
-                    "info string eval super-lazy {} lazy {} full {} (side to move)",
+                    "info string eval super-lazy {} lazy {} full {} nnue {} (side to move)",
                     eval_tier(b, Tier::SuperLazy),
                     eval_tier(b, Tier::Lazy),
-                    eval_tier(b, Tier::Full)
+                    eval_tier(b, Tier::Full),
+                    self.net.evaluate(b)
                 );
             }
         }
@@ -663,6 +710,29 @@ impl Engine {
                     Arc::new(
                         LazyMargins::load(std::path::Path::new(v))
                             .map_err(|e| UciError::Tables(e.to_string()))?,
+                    )
+                };
+            }
+            "eval" => {
+                self.use_net = match value.trim().to_ascii_lowercase().as_str() {
+                    "hce" => false,
+                    "nnue" => true,
+                    _ => {
+                        return Err(UciError::OptionValue {
+                            name: name.to_owned(),
+                            value: value.to_owned(),
+                        });
+                    }
+                }
+            }
+            "evalfile" => {
+                let v = value.trim();
+                self.net = if v.is_empty() || v == crate::nnue::EMBEDDED_NET_NAME {
+                    crate::nnue::Network::embedded()
+                } else {
+                    Arc::new(
+                        crate::nnue::Network::load(std::path::Path::new(v))
+                            .map_err(|e| UciError::Net(format!("{v}: {e}")))?,
                     )
                 };
             }
@@ -758,6 +828,7 @@ impl Engine {
             move_overhead_ms: self.move_overhead,
             verbose: true,
             lazy: self.lazy_eval.then(|| Arc::clone(&self.tables)),
+            net: self.use_net.then(|| Arc::clone(&self.net)),
             prune: self.prune.clone(),
             ponder: self.ponder.clone(),
             chess960: self.chess960,

@@ -813,6 +813,14 @@ fn hostile_files_and_requests_are_refused() {
     let (st, b) = body("/api/training?path=run2");
     assert!(!b.contains(secret), "{b}");
     assert_eq!(st, 200, "{b}");
+    // A damaged progress file: the error names it as the client did, never by its place on
+    // the server's disk.
+    std::fs::create_dir_all(root.join("badrun")).unwrap();
+    std::fs::write(root.join("badrun/progress.jsonl"), "{not json}\n{}\n").unwrap();
+    let (st, b) = body("/api/training?path=badrun");
+    assert_eq!(st, 422, "{b}");
+    assert!(b.contains("badrun/progress.jsonl"), "{b}");
+    assert!(!b.contains(&root.display().to_string()), "{b}");
     // A directory naming an outside progress.jsonl is refused like the file itself.
     for p in [
         "/api/training?path=run3",

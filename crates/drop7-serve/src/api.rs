@@ -1172,10 +1172,17 @@ fn progress_path(ctx: &Ctx, p: &Params) -> Result<PathBuf, ApiError> {
     ctx.root.confine(&f)
 }
 
+/// A progress file the library could not read, its message naming the file as the client
+/// named it (relative to the root): the server's own paths stay on the server (issue 36).
+fn progress_error(ctx: &Ctx, f: &Path, e: impl std::fmt::Display) -> ApiError {
+    let shown = ctx.root.rel(f);
+    ApiError::new(422, e.to_string().replace(&f.display().to_string(), &shown))
+}
+
 /// A training run's progress records (training points, validation points) and checkpoint.
 pub fn training(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
     let f = progress_path(ctx, p)?;
-    let recs = read_progress(&f).map_err(|e| ApiError::new(422, e.to_string()))?;
+    let recs = read_progress(&f).map_err(|e| progress_error(ctx, &f, e))?;
     let (mut train, mut validation) = (Vec::new(), Vec::new());
     for r in &recs {
         match r {
@@ -1193,7 +1200,7 @@ pub fn training(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
 /// The training curve (the library's own figure) of a run.
 pub fn training_svg(ctx: &Ctx, p: &Params) -> Result<Body, ApiError> {
     let f = progress_path(ctx, p)?;
-    let recs = read_progress(&f).map_err(|e| ApiError::new(422, e.to_string()))?;
+    let recs = read_progress(&f).map_err(|e| progress_error(ctx, &f, e))?;
     Ok(Body::Bytes(
         training_curve(&recs).into_bytes(),
         "image/svg+xml",

@@ -29,12 +29,32 @@ pub fn bytes_needed(layout: &Layout, with_coherence: bool) -> u64 {
     layout.total * if with_coherence { 12 } else { 4 }
 }
 
-/// `MemAvailable` from /proc/meminfo, in bytes (None where unknown).
+/// Memory this process may still take, in bytes (None where unknown): `MemAvailable` from
+/// /proc/meminfo, lowered to what the cgroup's limit leaves (a container or a Slurm job sees
+/// the host's MemAvailable but is killed at its own limit; issue 36).
 pub fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let meminfo = (|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    })();
+    let read =
+        |path: &str| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    // cgroup v2, then v1 (an unlimited v2 limit reads "max", which does not parse).
+    let cgroup = [
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+        ),
+    ]
+    .into_iter()
+    .find_map(|(limit, usage)| Some(read(limit)?.saturating_sub(read(usage)?)));
+    match (meminfo, cgroup) {
+        (Some(m), Some(c)) => Some(m.min(c)),
+        (m, c) => m.or(c),
+    }
 }
 
 /// Refuse to allocate what the machine cannot hold, with a message that says how much.

@@ -222,6 +222,10 @@ impl LazyMargins {
 
     /// Parse a table file. Errors name the line.
     pub fn from_text(text: &str) -> Result<Self, TablesError> {
+        // Sealed like the pruning tables: a file cut short would otherwise parse, and the
+        // margins it lost would be "missing" only if a whole key went (issue 36).
+        let text = crate::datafile::unseal(text)
+            .map_err(|m| TablesError::line(text.lines().count(), m))?;
         let mut lines = text.lines().enumerate();
         match lines.next() {
             Some((_, l)) if l.trim() == TABLES_MAGIC => {}
@@ -342,7 +346,7 @@ impl LazyMargins {
         Self::from_text(&text).map_err(|e| e.in_file(path))
     }
 
-    /// The file form (comments first, then one key per line).
+    /// The file form (comments first, then one key per line, then the `end` seal).
     pub fn to_text(&self) -> String {
         let row = |v: &[i32]| {
             v.iter()
@@ -377,7 +381,7 @@ impl LazyMargins {
             s.push_str(&format!("{k:<13} {}\n", row(v)));
         }
         s.push_str(&format!("{:<13} {}\n", "qs_base", row(&self.qs_base)));
-        s
+        crate::datafile::seal(&s)
     }
 }
 
@@ -421,7 +425,16 @@ mod tests {
 
     #[test]
     fn bad_files_name_the_line() {
-        let good = LazyMargins::from_text(EMBEDDED_TABLES).unwrap().to_text();
+        let sealed = LazyMargins::from_text(EMBEDDED_TABLES).unwrap().to_text();
+        // Damage after the seal was written: refused whatever the damage.
+        let cut = &sealed[..sealed.len() - 40];
+        let e = LazyMargins::from_text(cut).unwrap_err().to_string();
+        assert!(e.contains("cut short") || e.contains("`end`"), "{e}");
+        let changed = sealed.replacen("qs_base", "qs_basf", 1);
+        let e = LazyMargins::from_text(&changed).unwrap_err().to_string();
+        assert!(e.contains("checksum"), "{e}");
+        // Bad content under a valid seal: the line is named.
+        let good = crate::datafile::unseal(&sealed).unwrap().to_owned();
         let cases = [
             (
                 good.replacen("\nking_hi ", "\nking_hx ", 1),
@@ -441,7 +454,9 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let e = LazyMargins::from_text(&text).unwrap_err().to_string();
+            let e = LazyMargins::from_text(&crate::datafile::seal(&text))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{e}");
         }
         let e = LazyMargins::load(Path::new("/nonexistent/t.txt"))
