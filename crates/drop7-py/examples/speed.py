@@ -5,7 +5,8 @@
 Rows (moves per second, one thread each, median of --rounds):
   rust simulator   drop7.bench_totals: `drop7 bench`'s loop (reference-random games), one call
   play_batch       drop7.play_batch("trace-random", ...): the same games, per-game arrays back
-  VecGames.step    1,024 games stepped together; the policy (first legal column) in NumPy
+  VecGames.step    1,024 games stepped together, ended ones reset; the policy (first legal
+                   column) in NumPy
   Game.step        one Python call a move (the first legal column)
   Gymnasium step   Drop7-v0's env.step a move (first legal column from info["action_mask"])
 """
@@ -39,13 +40,15 @@ def play_batch():
 
 def vec_games():
     v = drop7.VecGames(np.arange(START, START + 1024))
+    next_seed = START + 1024
     moves, t0 = 0, time.perf_counter()
     for _ in range(200):
         _, _, masks = v.info()
-        live = masks.any(axis=1)
-        actions = np.where(live, masks.argmax(axis=1), -1)
-        v.step(actions)
-        moves += int(live.sum())
+        _, term, trunc, _ = v.step(masks.argmax(axis=1))
+        moves += len(v)
+        for i in np.flatnonzero(term | trunc):  # ended games start again (a vector env's reset)
+            v.reset(int(i), next_seed)
+            next_seed += 1
     return moves, time.perf_counter() - t0
 
 
