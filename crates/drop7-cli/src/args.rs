@@ -36,6 +36,7 @@ impl ModelArg {
                     ntuple::model::Format::V1 =>
                         " (the old format: `drop7 model upgrade` rewrites it with its own checksum)",
                     ntuple::model::Format::V2 => "",
+                    ntuple::model::Format::Pack => " (a pack: quantised values, `drop7 model pack`)",
                 }
             );
         })

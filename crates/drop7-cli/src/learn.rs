@@ -235,6 +235,31 @@ enum ModelAction {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Pack a model for committing (D7NTPK01): only the entries training changed, each
+    /// quantised to a multiple of --step from the initial value, zstd-compressed, with an
+    /// embedded SHA-256. Every model command and policy reads packs like model files.
+    Pack {
+        /// The model file to read.
+        file: PathBuf,
+        /// Where to write the pack (e.g. models/run.d7pk; a .sha256 sidecar is written too).
+        #[arg(long)]
+        out: PathBuf,
+        /// Quantisation step in rise units (17,000 points each): every packed entry is within
+        /// step / 2 of its trained value.
+        #[arg(long, value_name = "S", default_value_t = 0.0005)]
+        step: f32,
+        /// Leave out (keep at the initial value) entries within this of the initial value.
+        #[arg(long, value_name = "D", default_value_t = 0.0)]
+        drop_within: f32,
+    },
+    /// Write the model a pack describes as a D7NTUP02 file (the quantised values, exactly).
+    Unpack {
+        /// The pack to read.
+        file: PathBuf,
+        /// Where to write the model (a name ending in .zst is compressed).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Draw the training curve of a run directory (its progress.jsonl) as SVG.
     Curve {
         /// The run directory (holds progress.jsonl; training-curve.svg is written there).
@@ -272,6 +297,27 @@ pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
                 "playable": bad.count() == 0, "problems": problems,
                 "hasCoherence": info.has_coherence, "stats": s});
             print_line(&serde_json::to_string_pretty(&j).expect("json"))
+        }
+        ModelAction::Pack {
+            file,
+            out,
+            step,
+            drop_within,
+        } => {
+            let (t, _) = model::load(&file, false)?;
+            let info = ntuple::pack::pack(&t, &out, step, drop_within)?;
+            let j = serde_json::json!({"file": out.display().to_string(), "pack": info});
+            print_line(&serde_json::to_string_pretty(&j).expect("json"))
+        }
+        ModelAction::Unpack { file, out } => {
+            let (info, sha) = ntuple::pack::unpack_to(&file, &out)?;
+            print_line(&format!(
+                "wrote {} as D7NTUP02 (layout {}, {} of {} entries from the pack, sha256 {sha})",
+                out.display(),
+                info.layout,
+                info.listed,
+                info.entries
+            ))
         }
         ModelAction::Upgrade {
             file,

@@ -441,9 +441,10 @@ impl<L: Leaf> Searcher<L> {
     ) -> Result<f64, OutOfWork> {
         let k_count = self.config.samples;
         let mut sum = 0.0f64;
+        let mut shared = None;
         for k in 0..k_count {
             self.budget()?;
-            let (score, child) = self.sample_child(board, next, mr, column, k, seed);
+            let (score, child) = self.sample_child(board, next, mr, column, k, seed, &mut shared);
             sum += score
                 + match child {
                     None => TERMINAL_UTILITY,
@@ -454,8 +455,16 @@ impl<L: Leaf> Searcher<L> {
     }
 
     /// Sample `k` of playing `column`: its points and, unless the game ended, the canonical
-    /// child state with its sampled next disc. Counts one unit of work.
+    /// child state with its sampled next disc. Counts one unit of work, as the reference does
+    /// for every sample.
+    ///
+    /// The samples of a column differ only in the reveals they draw and in the next disc. A
+    /// move that reveals nothing (about 80 % of them) is therefore the same move in every
+    /// sample: the first sample's outcome is kept in `shared` (the caller's, one per column)
+    /// and the other samples take it instead of simulating again. Exact: the same points,
+    /// board and clock, hence the same values, decisions and work counts (issue 35, item 1).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn sample_child(
         &mut self,
         board: &Board,
@@ -464,25 +473,32 @@ impl<L: Leaf> Searcher<L> {
         column: usize,
         k: u32,
         seed: u32,
+        shared: &mut Option<(f64, Option<(Board, u8)>)>,
     ) -> (f64, Option<(Board, u8, u8)>) {
         let k_count = self.config.samples;
-        let mut child = *board;
-        let mut reveals = StratifiedReveals {
-            seed,
-            k,
-            count: k_count,
-            event: 0,
-        };
-        let out = play_move(&mut child, column, next, mr, &mut reveals, &mut ())
-            .expect("search plays legal columns only");
         self.work += 1;
-        let score = out.score_delta as f64;
-        if out.game_over {
-            return (score, None);
-        }
-        let (child, _) = child.canonical();
+        let (score, after) = match *shared {
+            Some(outcome) => outcome,
+            None => {
+                let mut child = *board;
+                let mut reveals = StratifiedReveals {
+                    seed,
+                    k,
+                    count: k_count,
+                    event: 0,
+                };
+                let out = play_move(&mut child, column, next, mr, &mut reveals, &mut ())
+                    .expect("search plays legal columns only");
+                let score = out.score_delta as f64;
+                let after = (!out.game_over).then(|| (child.canonical().0, out.moves_remaining));
+                if reveals.event == 0 {
+                    *shared = Some((score, after));
+                }
+                (score, after)
+            }
+        };
         let child_next = sampled_next_disc(seed, k, k_count);
-        (score, Some((child, child_next, out.moves_remaining)))
+        (score, after.map(|(b, m)| (b, child_next, m)))
     }
 
     /// V(state, depth) for a live canonical state.
@@ -537,8 +553,9 @@ impl<L: Leaf> Searcher<L> {
             if !board.is_legal(c) {
                 continue;
             }
+            let mut shared = None;
             for k in 0..k_count {
-                let (score, child) = self.sample_child(board, next, mr, c, k, seed);
+                let (score, child) = self.sample_child(board, next, mr, c, k, seed, &mut shared);
                 let slot = child.map(|leaf| {
                     // what `state_value` counts for a depth-0 node
                     self.nodes += 1;

@@ -23,6 +23,7 @@ mod error;
 pub mod features;
 pub mod layout;
 pub mod model;
+pub mod pack;
 pub mod play;
 pub mod policy;
 pub mod tables;

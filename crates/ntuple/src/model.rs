@@ -46,6 +46,9 @@ pub enum Format {
     /// `D7NTUP02`: the SHA-256 of header and payload at its end.
     #[serde(rename = "D7NTUP02")]
     V2,
+    /// `D7NTPK01`: a packed model ([`crate::pack`]), its SHA-256 inside the stream.
+    #[serde(rename = "D7NTPK01")]
+    Pack,
 }
 
 impl std::fmt::Display for Format {
@@ -53,6 +56,7 @@ impl std::fmt::Display for Format {
         f.write_str(match self {
             Format::V1 => "D7NTUP01",
             Format::V2 => "D7NTUP02",
+            Format::Pack => "D7NTPK01",
         })
     }
 }
@@ -583,8 +587,8 @@ fn stream<T>(
                 actual: sha256,
             });
         }
-        (Some(_), Format::V2) => CheckedBy::EmbeddedAndSidecar,
-        (None, Format::V2) => CheckedBy::Embedded,
+        (Some(_), Format::V2 | Format::Pack) => CheckedBy::EmbeddedAndSidecar,
+        (None, Format::V2 | Format::Pack) => CheckedBy::Embedded,
         (Some(_), Format::V1) => CheckedBy::Sidecar,
         (None, Format::V1) => CheckedBy::Nothing,
     };
@@ -642,6 +646,9 @@ fn read_tables(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), Error
 /// also reads (or, if absent, creates zeroed) accumulators. A model with NaN or infinite
 /// weights is refused: it can be neither played nor trained ([`inspect`] reads it).
 pub fn load(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), Error> {
+    if crate::pack::is_pack(path) {
+        return load_pack(path, trainable);
+    }
     let (tables, info) = read_tables(path, trainable)?;
     let bad = info.non_finite;
     if bad.count() > 0 {
@@ -661,7 +668,29 @@ pub fn load(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), Error> {
 /// Load a model's weights for inspection: verified like [`load`], but NaN and infinite
 /// weights are only counted (in [`LoadInfo::non_finite`]).
 pub fn inspect(path: &Path) -> Result<(Tables, LoadInfo), Error> {
+    if crate::pack::is_pack(path) {
+        return load_pack(path, false);
+    }
     read_tables(path, false)
+}
+
+/// A packed model as tables (its values finite by construction); `trainable` adds zeroed
+/// accumulators, so training can continue from a committed pack.
+fn load_pack(path: &Path, trainable: bool) -> Result<(Tables, LoadInfo), Error> {
+    let (mut tables, p) = crate::pack::unpack(path)?;
+    if trainable {
+        check_memory(&tables.layout, true)?;
+        let zero = || crate::tables::filled(tables.layout.total, 0.0);
+        tables.coherence = Some((zero(), zero()));
+    }
+    let info = LoadInfo {
+        sha256: p.sha256,
+        format: Format::Pack,
+        checked_by: CheckedBy::Embedded,
+        has_coherence: false,
+        non_finite: Default::default(),
+    };
+    Ok((tables, info))
 }
 
 /// What [`upgrade`] did.

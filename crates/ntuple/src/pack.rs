@@ -1,0 +1,410 @@
+//! Packed models (`D7NTPK01`, issue 35 item 3): the entries training changed, quantised, in a
+//! file small enough to commit, so a model survives a sitting and a screen can span several.
+//!
+//! A trained `D7NTUP02` file holds every entry of its layout as f32 (240 MB for the small
+//! layout, 4 GB for the large ones) although only a small share was ever updated; the rest
+//! still hold the initial value. The pack lists the others only: entry `i` of the model is
+//! `initial + q_i · step` (f32 arithmetic) for the listed entries and `initial` for all
+//! others. `q_i = round((w_i − initial) / step)`; an entry within `--drop-within` of the
+//! initial value is not listed.
+//!
+//! Layout (little-endian), the whole file one zstd frame:
+//!
+//! ```text
+//! "D7NTPK01"
+//! u32 spec length, spec bytes      the layout (as D7NTUP02 writes it)
+//! u64 entries                      must equal the layout's total
+//! f32 initial, f32 step, f32 drop-within
+//! u64 listed
+//! listed × (LEB128 gap, zigzag LEB128 q)   gap = index − previous index − 1 (the first: index)
+//! 32 bytes SHA-256 of every byte above (uncompressed)
+//! ```
+//!
+//! Unpacking restores exactly the values the pack describes (tested); the loss is the
+//! quantisation, at most `step / 2` an entry, plus the dropped entries' `drop-within`.
+//! [`crate::model::load`] reads packs directly, so a policy can name a pack
+//! (`ntuple-d3s7@model.d7pk`).
+
+use crate::Error;
+use crate::layout::Layout;
+use crate::tables::{Tables, check_memory, filled};
+use sha2::{Digest, Sha256};
+use std::io::{BufReader, Read};
+use std::path::Path;
+use std::sync::atomic::Ordering::Relaxed;
+
+pub const PACK_MAGIC: &[u8; 8] = b"D7NTPK01";
+
+/// What a pack holds (or what [`pack`] wrote).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackInfo {
+    pub layout: String,
+    pub entries: u64,
+    pub listed: u64,
+    pub initial: f32,
+    pub step: f32,
+    pub drop_within: f32,
+    /// The largest |value − original| of the packed entries (from [`pack`]; 0 when read).
+    pub max_error: f32,
+    /// SHA-256 of the file as stored.
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+fn bad(path: &Path, message: impl Into<String>) -> Error {
+    Error::Model {
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// The uncompressed pack stream of `tables` and the largest quantisation error.
+pub fn pack_bytes(
+    tables: &Tables,
+    step: f32,
+    drop_within: f32,
+) -> Result<(Vec<u8>, u64, f32), String> {
+    if !(step.is_finite() && step > 0.0) {
+        return Err(format!("step {step}: must be finite and > 0"));
+    }
+    if !(drop_within.is_finite() && drop_within >= 0.0) {
+        return Err(format!(
+            "drop-within {drop_within}: must be finite and >= 0"
+        ));
+    }
+    let initial = tables.initial_weight();
+    let spec = tables.layout.to_string();
+    let mut out = Vec::with_capacity(1 << 20);
+    out.extend_from_slice(PACK_MAGIC);
+    out.extend_from_slice(&(spec.len() as u32).to_le_bytes());
+    out.extend_from_slice(spec.as_bytes());
+    out.extend_from_slice(&tables.layout.total.to_le_bytes());
+    for f in [initial, step, drop_within] {
+        out.extend_from_slice(&f.to_le_bytes());
+    }
+    let count_at = out.len();
+    out.extend_from_slice(&0u64.to_le_bytes());
+    let (mut listed, mut prev, mut max_error) = (0u64, None::<u64>, 0f32);
+    for (i, w) in tables.weights.iter().enumerate() {
+        let w = f32::from_bits(w.load(Relaxed));
+        if !w.is_finite() {
+            return Err(format!(
+                "entry {i} is {w}: a model with non-finite weights cannot be packed"
+            ));
+        }
+        let d = w - initial;
+        if d.abs() <= drop_within {
+            max_error = max_error.max(d.abs());
+            continue;
+        }
+        let q = (d / step).round() as i64;
+        if q == 0 {
+            max_error = max_error.max(d.abs());
+            continue;
+        }
+        let i = i as u64;
+        put_varint(&mut out, prev.map_or(i, |p| i - p - 1));
+        put_varint(&mut out, zigzag(q));
+        prev = Some(i);
+        listed += 1;
+        max_error = max_error.max((initial + q as f32 * step - w).abs());
+    }
+    out[count_at..count_at + 8].copy_from_slice(&listed.to_le_bytes());
+    let digest = Sha256::digest(&out);
+    out.extend_from_slice(&digest);
+    Ok((out, listed, max_error))
+}
+
+/// Pack `tables` into `path` (atomically, with a `.sha256` sidecar like model files).
+pub fn pack(tables: &Tables, path: &Path, step: f32, drop_within: f32) -> Result<PackInfo, Error> {
+    let (bytes, listed, max_error) =
+        pack_bytes(tables, step, drop_within).map_err(|m| bad(path, m))?;
+    let compressed = zstd::encode_all(&bytes[..], 19).map_err(Error::io(path))?;
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+    }
+    evidence::atomic_write(path, &compressed)?;
+    let sha256 = hex(&Sha256::digest(&compressed));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut side = path.as_os_str().to_owned();
+    side.push(".sha256");
+    evidence::atomic_write(Path::new(&side), format!("{sha256}  {name}\n").as_bytes())?;
+    Ok(PackInfo {
+        layout: tables.layout.to_string(),
+        entries: tables.layout.total,
+        listed,
+        initial: tables.initial_weight(),
+        step,
+        drop_within,
+        max_error,
+        sha256,
+        bytes: compressed.len() as u64,
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Is `path` a pack (a zstd frame whose first bytes are the pack magic)?
+pub fn is_pack(path: &Path) -> bool {
+    // Only a regular file is opened: opening a FIFO would block (the model loader says what
+    // is wrong with anything else).
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let Ok(mut d) = zstd::Decoder::new(BufReader::new(f)) else {
+        return false;
+    };
+    let mut magic = [0u8; 8];
+    d.read_exact(&mut magic).is_ok() && &magic == PACK_MAGIC
+}
+
+/// Read a pack into tables (frozen, no accumulators): its checksum, layout, counts and every
+/// record checked; a truncated, damaged or padded file is refused with what is wrong.
+pub fn unpack(path: &Path) -> Result<(Tables, PackInfo), Error> {
+    let meta = std::fs::metadata(path).map_err(Error::io(path))?;
+    if !meta.is_file() {
+        return Err(bad(path, "not a regular file"));
+    }
+    let stored = std::fs::read(path).map_err(Error::io(path))?;
+    let bytes = zstd::decode_all(&stored[..]).map_err(|e| {
+        bad(
+            path,
+            format!("not a readable zstd stream ({e}): truncated or damaged"),
+        )
+    })?;
+    if bytes.len() < 8 + 4 + 8 + 12 + 8 + 32 || &bytes[..8] != PACK_MAGIC {
+        return Err(bad(path, "not a packed model (no D7NTPK01 magic)"));
+    }
+    let (body, digest) = bytes.split_at(bytes.len() - 32);
+    if Sha256::digest(body).as_slice() != digest {
+        return Err(bad(
+            path,
+            "checksum mismatch: the pack was changed or damaged",
+        ));
+    }
+    let mut at = 8usize;
+    let mut take = |n: usize| -> Result<&[u8], Error> {
+        let s = body
+            .get(at..at + n)
+            .ok_or_else(|| bad(path, "header cut short"))?;
+        at += n;
+        Ok(s)
+    };
+    let spec_len = u32::from_le_bytes(take(4)?.try_into().expect("4")) as usize;
+    if spec_len > 4096 {
+        return Err(bad(path, format!("layout spec of {spec_len} bytes")));
+    }
+    let spec = std::str::from_utf8(take(spec_len)?)
+        .map_err(|_| bad(path, "layout spec is not UTF-8"))?
+        .to_owned();
+    let layout = Layout::parse(&spec).map_err(|e| bad(path, format!("layout `{spec}`: {e}")))?;
+    let entries = u64::from_le_bytes(take(8)?.try_into().expect("8"));
+    if entries != layout.total {
+        return Err(bad(
+            path,
+            format!(
+                "{entries} entries, the layout `{spec}` has {}",
+                layout.total
+            ),
+        ));
+    }
+    let f = |b: &[u8]| f32::from_le_bytes(b.try_into().expect("4"));
+    let initial = f(take(4)?);
+    let step = f(take(4)?);
+    let drop_within = f(take(4)?);
+    let listed = u64::from_le_bytes(take(8)?.try_into().expect("8"));
+    if !(step.is_finite() && step > 0.0 && initial.is_finite() && drop_within.is_finite()) {
+        return Err(bad(path, "bad quantisation header"));
+    }
+    let expected_initial = crate::tables::OPTIMISTIC_TOTAL / layout.active() as f32;
+    if initial.to_bits() != expected_initial.to_bits() {
+        return Err(bad(
+            path,
+            format!("initial value {initial}, the layout's is {expected_initial}"),
+        ));
+    }
+    check_memory(&layout, false)?;
+    let weights = filled(entries, initial);
+    let mut rest = &body[at..];
+    let mut varint = |what: &str| -> Result<u64, Error> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&b, tail) = rest
+                .split_first()
+                .ok_or_else(|| bad(path, format!("records cut short ({what})")))?;
+            rest = tail;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(bad(path, format!("a varint of more than 64 bits ({what})")))
+    };
+    let mut next = 0u64;
+    for n in 0..listed {
+        let i = next
+            .checked_add(varint("index")?)
+            .filter(|&i| i < entries)
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    format!("record {n}: index beyond the {entries} entries"),
+                )
+            })?;
+        let q = unzigzag(varint("value")?);
+        let w = initial + q as f32 * step;
+        if !w.is_finite() {
+            return Err(bad(path, format!("record {n}: value {w}")));
+        }
+        weights[i as usize].store(w.to_bits(), Relaxed);
+        next = i + 1;
+    }
+    if !rest.is_empty() {
+        return Err(bad(
+            path,
+            format!("{} bytes after the last record", rest.len()),
+        ));
+    }
+    let info = PackInfo {
+        layout: spec,
+        entries,
+        listed,
+        initial,
+        step,
+        drop_within,
+        max_error: 0.0,
+        sha256: hex(&Sha256::digest(&stored)),
+        bytes: stored.len() as u64,
+    };
+    Ok((
+        Tables {
+            layout,
+            weights,
+            coherence: None,
+        },
+        info,
+    ))
+}
+
+/// Write the tables a pack describes as a `D7NTUP02` model file.
+pub fn unpack_to(src: &Path, dst: &Path) -> Result<(PackInfo, String), Error> {
+    let (tables, info) = unpack(src)?;
+    let sha = crate::model::save(&tables, dst, false)?;
+    Ok((info, sha))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Tables {
+        let layout = Layout::parse("win23,phase=none").unwrap();
+        Tables::new(layout, crate::tables::OPTIMISTIC_TOTAL, false).unwrap()
+    }
+
+    #[test]
+    fn varints_and_zigzag_round_trip() {
+        for v in [
+            0i64,
+            1,
+            -1,
+            63,
+            -64,
+            64,
+            1 << 40,
+            -(1 << 40),
+            i64::MAX,
+            i64::MIN,
+        ] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+        let mut out = Vec::new();
+        put_varint(&mut out, 300);
+        assert_eq!(out, [0xac, 0x02]);
+    }
+
+    /// Unpacking gives back exactly `initial + q·step` for every listed entry and `initial`
+    /// for the rest; packing the unpacked tables gives the same bytes.
+    #[test]
+    fn unpack_restores_what_was_packed() {
+        let t = small();
+        let init = t.initial_weight();
+        let changes = [
+            (0u64, init + 0.0123),
+            (5, init - 0.5),
+            (6, init + 3.0),
+            (999_999, init - 0.00001),
+        ];
+        for &(i, w) in &changes {
+            t.set_weight(i, w);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.d7pk");
+        let info = pack(&t, &p, 0.001, 0.0001).unwrap();
+        assert_eq!(info.listed, 3, "the last change is within drop-within");
+        assert!(info.max_error <= 0.0005 + 1e-6, "{}", info.max_error);
+        assert!(is_pack(&p));
+        let (u, read) = unpack(&p).unwrap();
+        assert_eq!((read.listed, read.entries), (3, t.layout.total));
+        let want = |w: f32| init + ((w - init) / 0.001).round() * 0.001;
+        assert_eq!(u.weight(0), want(init + 0.0123));
+        assert_eq!(u.weight(5), want(init - 0.5));
+        assert_eq!(u.weight(6), want(init + 3.0));
+        assert_eq!(u.weight(999_999), init);
+        assert_eq!(u.weight(7), init);
+        let (again, _, _) = pack_bytes(&u, 0.001, 0.0001).unwrap();
+        let (first, _, _) = pack_bytes(&t, 0.001, 0.0001).unwrap();
+        assert_eq!(again, first);
+        // The model loader reads packs too.
+        let (m, li) = crate::model::load(&p, false).unwrap();
+        assert_eq!(m.weight(6), u.weight(6));
+        assert_eq!(li.sha256, read.sha256);
+    }
+
+    #[test]
+    fn damaged_and_truncated_packs_are_refused() {
+        let t = small();
+        t.set_weight(10, t.initial_weight() + 1.0);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.d7pk");
+        pack(&t, &p, 0.01, 0.0).unwrap();
+        let raw = zstd::decode_all(&std::fs::read(&p).unwrap()[..]).unwrap();
+        let write = |b: &[u8]| std::fs::write(&p, zstd::encode_all(b, 3).unwrap()).unwrap();
+        let mut changed = raw.clone();
+        let n = changed.len();
+        changed[n - 40] ^= 1;
+        write(&changed);
+        assert!(unpack(&p).err().unwrap().to_string().contains("checksum"));
+        write(&raw[..n - 5]);
+        assert!(unpack(&p).is_err());
+        let whole = std::fs::read(dir.path().join("m.d7pk.sha256")).unwrap();
+        assert!(!whole.is_empty());
+        std::fs::write(&p, &zstd::encode_all(&raw[..], 3).unwrap()[..20]).unwrap();
+        assert!(unpack(&p).err().unwrap().to_string().contains("zstd"));
+    }
+}
