@@ -76,11 +76,7 @@ pub struct BoardArg(pub Board);
 impl FromStr for BoardArg {
     type Err = drop7::BoardError;
     fn from_str(s: &str) -> Result<Self, drop7::BoardError> {
-        if s == "startpos" {
-            Ok(Self(Board::start()))
-        } else {
-            Board::parse_settled(s).map(Self)
-        }
+        drop7::protocol::parse_board(s).map(Self)
     }
 }
 

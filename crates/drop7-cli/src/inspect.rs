@@ -5,10 +5,9 @@ use std::str::FromStr;
 
 use anyhow::{Context, anyhow, bail};
 use clap::Args;
-use drop7::board::Board;
-use drop7::fair_leaf::{TERM_NAMES, WEIGHTS, combine, fair_terms};
 use drop7::game::PublicState;
 use drop7::policy::BuiltinPolicy;
+use drop7::protocol::{D7pSession, Reply, decision_json, leaf_json, state_from_json};
 use drop7::search::{FairLeaf, SearchConfig, Searcher, TableKind};
 use ntuple::policy::PolicySpec;
 use serde_json::{Value, json};
@@ -93,33 +92,6 @@ pub struct SearchArgs {
     table: TableArg,
 }
 
-fn parse_state(board: Board, next: u64, rise: u64) -> anyhow::Result<PublicState> {
-    Ok(PublicState::checked(board, next, rise)?)
-}
-
-fn state_from_json(v: &Value) -> anyhow::Result<PublicState> {
-    if !v.is_object() {
-        bail!("expected a JSON object {{\"board\", \"next\", \"rise\"}}, got {v}");
-    }
-    let board = match &v["board"] {
-        Value::Null => bail!("missing \"board\" (a 49-digit string)"),
-        b => b
-            .as_str()
-            .ok_or_else(|| anyhow!("\"board\" is {b}: expected a 49-digit string"))?,
-    };
-    let int = |key: &str, range: &str| -> anyhow::Result<u64> {
-        match &v[key] {
-            Value::Null => bail!("missing \"{key}\" ({range})"),
-            x => x
-                .as_u64()
-                .ok_or_else(|| anyhow!("\"{key}\" is {x}: expected an integer {range}")),
-        }
-    };
-    let next = int("next", "1-7")?;
-    let rise = int("rise", "1-5")?;
-    parse_state(board.parse::<BoardArg>()?.0, next, rise)
-}
-
 /// A batch line's "policy": absent, or a `fair-dNsK` string.
 fn line_policy(v: &Value) -> anyhow::Result<Option<(u32, u32)>> {
     match &v["policy"] {
@@ -127,23 +99,6 @@ fn line_policy(v: &Value) -> anyhow::Result<Option<(u32, u32)>> {
         Value::String(p) => fair_search(p).map(Some),
         p => bail!("\"policy\" is {p}: expected a string such as \"fair-d3s7\""),
     }
-}
-
-/// A number as the reference prints it (`%.17g`): integral values without a fraction.
-fn num(x: f64) -> Value {
-    if x.fract() == 0.0 && x.abs() < 9e15 {
-        json!(x as i64)
-    } else {
-        json!(x)
-    }
-}
-
-fn leaf_json(s: &PublicState) -> Value {
-    let terms = fair_terms(&s.board, s.next, s.moves_remaining);
-    let list: Vec<Value> = (0..18)
-        .map(|i| json!({"name": TERM_NAMES[i], "weight": num(WEIGHTS[i]), "raw": num(terms[i])}))
-        .collect();
-    json!({"board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining, "leaf": num(combine(&terms)), "terms": list})
 }
 
 fn search_config((d, k): (u32, u32), table: TableArg) -> SearchConfig {
@@ -157,16 +112,9 @@ fn search_config((d, k): (u32, u32), table: TableArg) -> SearchConfig {
 fn search_json(s: &PublicState, cfg: SearchConfig) -> Value {
     let t0 = std::time::Instant::now();
     let d = Searcher::new(FairLeaf::default(), cfg).decide(s);
-    json!({
-        "board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining,
-        "depth": cfg.depth, "samples": cfg.samples,
-        "column": d.column, "columnCanonical": d.column_canonical,
-        "mirrored": d.mirrored, "canonicalBoard": d.canonical_board.to_string(),
-        "q": d.q.map(|q| q.map(num)), "qCanonical": d.q_canonical.map(|q| q.map(num)),
-        "work": d.work, "workByDepth": d.work_by_depth, "nodes": d.nodes,
-        "completedDepth": d.completed_depth, "completed": d.completed(cfg.depth),
-        "maxWork": cfg.max_work, "seconds": t0.elapsed().as_secs_f64(),
-    })
+    let mut v = decision_json(s, &cfg, &d);
+    v["seconds"] = json!(t0.elapsed().as_secs_f64());
+    v
 }
 
 /// Run `f` on one state from the flags, or on every stdin line with `--batch`. A bad batch
@@ -181,7 +129,7 @@ fn each_state(
         let (Some(b), Some(n), Some(r)) = (a.board, a.next, a.rise) else {
             bail!("--board, --next and --rise are required without --batch");
         };
-        let s = parse_state(b.0, n as u64, r as u64)?;
+        let s = PublicState::checked(b.0, n as u64, r as u64)?;
         let v = f(&s, &Value::Null)?;
         if write_line(&mut out, &v.to_string())? {
             flush(&mut out)?;
@@ -213,7 +161,11 @@ fn each_state(
         }
         let result = serde_json::from_str::<Value>(&line)
             .map_err(|e| anyhow!("not JSON: {e}"))
-            .and_then(|v| state_from_json(&v).and_then(|s| f(&s, &v)));
+            .and_then(|v| {
+                state_from_json(&v)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|s| f(&s, &v))
+            });
         let v = result.unwrap_or_else(|e| json!({"line": i + 1, "error": format!("{e:#}")}));
         if !write_line(&mut out, &v.to_string())? {
             return Ok(());
@@ -247,56 +199,26 @@ pub struct D7pArgs {
     model: ModelArg,
 }
 
-/// The D7P line protocol: `d7p`, `isready`, `position startpos|board <49> next D rise R`,
-/// `go` → `bestmove C|none`, `quit`; anything else → `info unknown command …`.
+/// The D7P line protocol ([`drop7::protocol::D7pSession`]) on stdin/stdout.
 pub fn d7p(a: D7pArgs) -> anyhow::Result<()> {
-    let mut policy = a.model.factory(&a.policy)?();
-    let name = a.policy.to_string();
+    let mut session = D7pSession::new(a.model.factory(&a.policy)?(), a.policy.to_string());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut state: Option<PublicState> = None;
     for line in bounded_lines(std::io::stdin().lock()) {
         // a line that is not UTF-8 is answered like any unknown command, never fatal; so is
         // one too long to read whole
-        let line = match line.context("reading standard input")? {
-            Line::Text(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Line::TooLong(n) => {
-                if !write_line(
-                    &mut out,
-                    &format!("info string error: a line of {n} bytes (at most {MAX_LINE})"),
-                )? {
-                    return Ok(());
-                }
-                flush(&mut out)?;
-                continue;
-            }
+        let reply = match line.context("reading standard input")? {
+            Line::Text(bytes) => session.reply(&String::from_utf8_lossy(&bytes)),
+            Line::TooLong(n) => Reply::Text(format!(
+                "info string error: a line of {n} bytes (at most {MAX_LINE})"
+            )),
         };
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let reply = match words.as_slice() {
-            [] => continue,
-            ["quit"] => break,
-            ["d7p"] => format!(
-                "id name actuary-drop7 {name}\nid family {}\nid public-information true\nd7pok",
-                name.split('-').next().unwrap_or(&name)
-            ),
-            ["isready"] => "readyok".to_owned(),
-            ["position", rest @ ..] => match parse_position(rest) {
-                Ok(s) => {
-                    state = Some(s);
-                    continue;
-                }
-                Err(e) => format!("info string error: {e:#}"),
-            },
-            ["go", ..] => match &state {
-                None => "info string error: go before position\nbestmove none".to_owned(),
-                Some(s) => match policy.choose(s).column {
-                    Some(c) => format!("bestmove {c}"),
-                    None => "bestmove none".to_owned(),
-                },
-            },
-            _ => format!("info unknown command {line}"),
+        let text = match reply {
+            Reply::Quit => break,
+            Reply::Silent => continue,
+            Reply::Text(t) => t,
         };
-        if !write_line(&mut out, &reply)? {
+        if !write_line(&mut out, &text)? {
             return Ok(());
         }
         flush(&mut out)?;
@@ -304,89 +226,24 @@ pub fn d7p(a: D7pArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn parse_position(words: &[&str]) -> anyhow::Result<PublicState> {
-    let (board, rest) = match words {
-        ["startpos", rest @ ..] => ("startpos", rest),
-        ["board", b, rest @ ..] => (*b, rest),
-        _ => bail!("expected `position startpos|board <49 digits> next <1-7> rise <1-5>`"),
-    };
-    match rest {
-        ["next", n, "rise", r] => {
-            let n = n.parse::<u64>().map_err(|_| anyhow!("bad next `{n}`"))?;
-            let r = r.parse::<u64>().map_err(|_| anyhow!("bad rise `{r}`"))?;
-            parse_state(board.parse::<BoardArg>()?.0, n, r)
-        }
-        _ => bail!("expected `... next <1-7> rise <1-5>`"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A batch line for a state, as a script would write it.
-    fn line(s: &PublicState) -> String {
-        json!({"board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining}).to_string()
-    }
-
-    /// A state of a real game.
-    fn game_state() -> impl Strategy<Value = PublicState> {
-        (any::<u32>(), 0usize..60).prop_map(|(seed, m)| {
-            drop7::runner::sample_states(seed, m + 1)
-                .pop()
-                .map(|(s, _)| s)
-                .expect("a state")
-        })
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
-        /// Any text as a batch line: a state or an error, never a panic.
+        /// A batch line's "policy": a search or a refusal, never a panic. (States and D7P
+        /// lines are the library's: `drop7::protocol` tests them.)
         #[test]
-        fn any_line_parses_or_is_refused(text in "\\PC{0,80}") {
-            if let Ok(v) = serde_json::from_str::<Value>(&text) {
-                let _ = state_from_json(&v);
-                let _ = line_policy(&v);
-            }
-        }
-
-        /// JSON objects with hostile field values: never a panic.
-        #[test]
-        fn hostile_fields_are_refused_or_read(
-            board in "\\PC{0,60}|[0-9]{49}|startpos",
-            next in prop_oneof![any::<i64>().prop_map(Value::from), any::<f64>().prop_map(Value::from),
-                                Just(Value::Null), "\\PC{0,5}".prop_map(Value::from)],
-            rise in prop_oneof![any::<u64>().prop_map(Value::from), Just(json!([1]))],
+        fn any_policy_field_parses_or_is_refused(
             policy in prop_oneof![Just(Value::Null), "fair-d[0-9]s[0-9]{1,3}".prop_map(Value::from),
-                                  any::<i32>().prop_map(Value::from)],
+                                  any::<i32>().prop_map(Value::from), "\\PC{0,12}".prop_map(Value::from)],
         ) {
-            let v = json!({"board": board, "next": next, "rise": rise, "policy": policy});
-            if let Ok(s) = state_from_json(&v) {
-                prop_assert!((1..=7).contains(&s.next) && (1..=5).contains(&s.moves_remaining));
+            if let Ok(Some((d, k))) = line_policy(&json!({"policy": policy})) {
+                prop_assert!((1..=8).contains(&d) && (1..=64).contains(&k));
             }
-            let _ = line_policy(&v);
-        }
-
-        /// The line of a state reads back as that state, and D7P's position line too.
-        #[test]
-        fn lines_round_trip(s in game_state()) {
-            let v: Value = serde_json::from_str(&line(&s)).unwrap();
-            let back = state_from_json(&v).unwrap();
-            prop_assert_eq!((back.board, back.next, back.moves_remaining), (s.board, s.next, s.moves_remaining));
-            let board = s.board.to_string();
-            let (n, r) = (s.next.to_string(), s.moves_remaining.to_string());
-            let words = ["board", board.as_str(), "next", n.as_str(), "rise", r.as_str()];
-            let back = parse_position(&words).unwrap();
-            prop_assert_eq!((back.board, back.next, back.moves_remaining), (s.board, s.next, s.moves_remaining));
-        }
-
-        /// D7P position words: never a panic.
-        #[test]
-        fn any_position_words_parse_or_are_refused(words in proptest::collection::vec("\\PC{0,50}", 0..8)) {
-            let words: Vec<&str> = words.iter().map(String::as_str).collect();
-            let _ = parse_position(&words);
         }
 
         /// --table values: never a panic; accepted sizes are within the bound.

@@ -58,7 +58,7 @@ fn board_from_cells(cells: &[u8]) -> PyResult<Board> {
 }
 
 fn state(board: &str, next: u64, rise: u64) -> PyResult<PublicState> {
-    let b = Board::parse_settled(board).map_err(value_error)?;
+    let b = drop7::protocol::parse_board(board).map_err(value_error)?;
     PublicState::checked(b, next, rise).map_err(value_error)
 }
 
@@ -584,14 +584,7 @@ fn search(
         None => Searcher::new(FairLeaf::default(), cfg).decide(&s),
         Some(t) => Searcher::new(ntuple::play::NTupleLeaf::new(t), cfg).decide(&s),
     });
-    let v = serde_json::json!({
-        "column": d.column, "columnCanonical": d.column_canonical,
-        "mirrored": d.mirrored, "canonicalBoard": d.canonical_board.to_string(),
-        "q": d.q, "qCanonical": d.q_canonical,
-        "work": d.work, "workByDepth": d.work_by_depth, "nodes": d.nodes,
-        "completedDepth": d.completed_depth, "completed": d.completed(cfg.depth),
-        "maxWork": cfg.max_work,
-    });
+    let v = drop7::protocol::decision_json(&s, &cfg, &d);
     Ok(v.to_string())
 }
 

@@ -26,6 +26,7 @@ pub mod fair_leaf;
 pub mod game;
 pub mod lease;
 pub mod policy;
+pub mod protocol;
 pub mod rng;
 pub mod rules;
 pub mod runner;
