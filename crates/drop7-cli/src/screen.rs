@@ -10,6 +10,7 @@ use drop7::lease::{Ledger, Role};
 use drop7::policy::BuiltinPolicy;
 use drop7::screen::{ScreenOutcome, ScreenPlan, markdown, prepare_screen, run_screen};
 use drop7::seeds::Shard;
+use drop7::slurm::ScreenJob;
 use ntuple::policy::PolicySpec;
 
 use crate::args::{BlockBar, ModelArg};
@@ -60,7 +61,7 @@ pub struct ScreenArgs {
     /// Time limit per shard for --emit-slurm (HH:MM:SS, or Slurm's MM, MM:SS, D-HH,
     /// D-HH:MM, D-HH:MM:SS); default: an estimate from the arms' measured decision times,
     /// doubled, plus 10 minutes.
-    #[arg(long, value_name = "HH:MM:SS", requires = "emit_slurm", value_parser = slurm_time)]
+    #[arg(long, value_name = "HH:MM:SS", requires = "emit_slurm", value_parser = drop7::slurm::slurm_time)]
     slurm_time: Option<String>,
     /// CPUs per shard for --emit-slurm (each shard plays with that many threads), 1-1024.
     #[arg(long, allow_negative_numbers = true, default_value_t = 2, requires = "emit_slurm",
@@ -171,122 +172,21 @@ fn ms_per_decision(p: &PolicySpec) -> f64 {
     }
 }
 
-/// A Slurm time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (digits only).
-fn slurm_time(s: &str) -> Result<String, String> {
-    let bad = || {
-        format!(
-            "{s:?} is not a Slurm time limit: use HH:MM:SS (or MM, MM:SS, D-HH, D-HH:MM, D-HH:MM:SS)"
-        )
-    };
-    let (days, rest) = match s.split_once('-') {
-        Some((d, r)) => (Some(d), r),
-        None => (None, s),
-    };
-    let parts: Vec<&str> = rest.split(':').collect();
-    let digits = |p: &str| !p.is_empty() && p.len() <= 6 && p.bytes().all(|b| b.is_ascii_digit());
-    if !(days.is_none_or(digits) && parts.len() <= 3 && parts.iter().all(|p| digits(p))) {
-        return Err(bad());
-    }
-    // Minutes and seconds after the first field are 0..=59, hours after days 0..=23
-    // (`99:99:99` is refused rather than handed to sbatch).
-    let n: Vec<u64> = parts
-        .iter()
-        .map(|p| p.parse().unwrap_or(u64::MAX))
-        .collect();
-    let in_range = match (days.is_some(), n.as_slice()) {
-        (false, [_]) => true,
-        (false, [_, s]) => *s < 60,
-        (false, [_, m, s]) => *m < 60 && *s < 60,
-        (true, [h]) => *h < 24,
-        (true, [h, m]) => *h < 24 && *m < 60,
-        (true, [h, m, s]) => *h < 24 && *m < 60 && *s < 60,
-        _ => false,
-    };
-    if in_range {
-        Ok(s.to_owned())
-    } else {
-        Err(bad())
-    }
-}
-
-/// `s` as one shell word: single-quoted, a `'` inside written `'\''`. Control characters
-/// (a line break would end the command) are refused.
-fn shell_word(what: &str, s: &str) -> anyhow::Result<String> {
-    if s.chars().any(char::is_control) {
-        bail!(
-            "--emit-slurm: {what} {s:?} holds a control character, which a job script cannot carry"
-        );
-    }
-    Ok(format!("'{}'", s.replace('\'', "'\\''")))
-}
-
-/// A path for an `#SBATCH` line, which Slurm splits itself: plain characters only.
-fn sbatch_path(what: &str, p: &std::path::Path) -> anyhow::Result<String> {
-    let s = p.display().to_string();
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,@=~".contains(c);
-    if !s.chars().all(plain) {
-        bail!(
-            "--emit-slurm: {what} `{s}` has characters an #SBATCH line cannot carry safely (use letters, digits and / . _ - + , @ = ~)"
-        );
-    }
-    Ok(s)
-}
-
-/// A Slurm job-array script for this screen, one task per shard. Every value from the
-/// command line is quoted for the shell (or refused), so no path or name can add commands.
+/// A Slurm job-array script for this screen, one task per shard ([`drop7::slurm`]).
 fn slurm_script(a: &ScreenArgs, n: u32) -> anyhow::Result<String> {
-    let exe = std::env::current_exe()?;
-    let abs = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-    let games = a.seeds.count().div_ceil(n as u64) as f64;
-    let time = match &a.slurm_time {
-        Some(t) => t.clone(),
-        None => {
-            let ms: f64 = a.arms.iter().map(ms_per_decision).sum();
-            let secs = (games * 130.0 * ms / 1e3 / a.slurm_cpus as f64 * 2.0) as u64 + 600;
-            format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
-        }
+    let job = ScreenJob {
+        exe: std::env::current_exe()?,
+        arms: a.arms.iter().map(|p| p.to_string()).collect(),
+        seeds: a.seeds,
+        out: a.out.clone(),
+        ledger: a.ledger.clone(),
+        model: a.model.model.clone(),
+        shards: n,
+        cpus: a.slurm_cpus,
+        time: a.slurm_time.clone(),
+        ms_per_decision: a.arms.iter().map(ms_per_decision).sum(),
     };
-    let names = a
-        .arms
-        .iter()
-        .map(|p| p.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    let arms = shell_word("--arms", &names)?;
-    let model = match &a.model.model {
-        Some(m) => format!(
-            " --model {}",
-            shell_word("--model", &abs(m).display().to_string())?
-        ),
-        None => String::new(),
-    };
-    let out = abs(&a.out);
-    let log_dir = sbatch_path("--out", &out)?;
-    let out = shell_word("--out", &out.display().to_string())?;
-    let exe = shell_word("the drop7 executable", &exe.display().to_string())?;
-    let ledger = shell_word("--ledger", &abs(&a.ledger).display().to_string())?;
-    let shards = shell_word("--out", &format!("{log_dir}/shards"))?;
-    Ok(format!(
-        "#!/bin/bash
-# drop7 screen of {names} on {seeds}, as {n} shards ({games:.0} games per arm per shard at most).
-# Submit, then merge when every shard is done:
-#   jid=$(sbatch --parsable THIS_SCRIPT)
-#   sbatch --dependency=afterok:$jid --wrap \"{exe} merge screen {log_dir}\"
-# A shard that is killed resumes where it stopped when resubmitted (sbatch --array=K THIS_SCRIPT).
-#SBATCH --job-name=drop7-screen
-#SBATCH --array=0-{last}
-#SBATCH --cpus-per-task={cpus}
-#SBATCH --time={time}
-#SBATCH --output={log_dir}/shards/slurm-%A_%a.log
-set -euo pipefail
-mkdir -p {shards}
-exec {exe} screen --arms {arms} --seeds {seeds} --out {out} --ledger {ledger}{model} \\
-  --threads \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\" --shard slurm --quiet
-",
-        seeds = a.seeds,
-        last = n - 1,
-        cpus = a.slurm_cpus,
-    ))
+    Ok(job.script()?)
 }
 
 #[derive(Args)]

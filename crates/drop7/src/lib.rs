@@ -33,6 +33,7 @@ pub mod runner;
 pub mod screen;
 pub mod search;
 pub mod seeds;
+pub mod slurm;
 pub mod trace;
 
 pub use board::{Board, BoardError};
