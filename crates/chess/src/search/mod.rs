@@ -212,6 +212,8 @@ pub struct Worker<P: Probe = NoProbe> {
     completed_depth: i32,
     nmp_min_ply: usize,
     root_excluded: Vec<Move>,
+    /// Nodes spent under each root move this iteration (time management by node share).
+    pub(crate) root_nodes: Vec<(Move, u64)>,
     others_nodes: u64,
 }
 
@@ -250,6 +252,7 @@ impl<P: Probe> Worker<P> {
             completed_depth: 0,
             nmp_min_ply: 0,
             root_excluded: Vec::new(),
+            root_nodes: Vec::with_capacity(256),
             others_nodes: 0,
         }
     }
@@ -272,6 +275,7 @@ impl<P: Probe> Worker<P> {
         self.completed_depth = 0;
         self.nmp_min_ply = 0;
         self.root_excluded.clear();
+        self.root_nodes.clear();
         for k in self.hist.killers.iter_mut() {
             *k = [NULL_MOVE; 2];
         }
@@ -1022,6 +1026,7 @@ impl<P: Probe> Worker<P> {
                 }
             }
             // Step 14a. Make the move.
+            let root_nodes_before = self.nodes;
             let mut child = board.clone();
             child.play_unchecked(mv);
             self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
@@ -1096,6 +1101,13 @@ impl<P: Probe> Worker<P> {
                     -self.negamax::<true>(ctx, &child, -beta, -alpha, new_depth, ply + 1, false);
             }
             self.keys.pop();
+            if root {
+                let spent = self.nodes - root_nodes_before;
+                match self.root_nodes.iter_mut().find(|(m, _)| *m == mv) {
+                    Some((_, n)) => *n += spent,
+                    None => self.root_nodes.push((mv, spent)),
+                }
+            }
             if self.stopped {
                 return 0;
             }

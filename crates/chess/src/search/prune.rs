@@ -353,6 +353,9 @@ pub struct PruneConfig {
     /// Correction history: the static evaluation corrected by pawn structure (off until
     /// games support it).
     pub correction: bool,
+    /// Time management by the best move's share of the root nodes and by a score drop
+    /// between iterations (off until games support it).
+    pub tm_effort: bool,
     /// The search constants SPSA may tune (defaults: the constants of `params.rs`).
     pub aspiration_delta: i32,
     pub rfp_margin: i32,
@@ -395,6 +398,7 @@ impl Default for PruneConfig {
             lmr: true,
             singular: true,
             correction: false,
+            tm_effort: false,
             aspiration_delta: P::ASPIRATION_DELTA,
             rfp_margin: P::RFP_MARGIN_PER_DEPTH,
             rfp_improving: P::RFP_IMPROVING_BONUS,
@@ -580,6 +584,12 @@ pub const SWITCHES: &[Switch] = &[
         correction,
         on_off,
         "correction history: static evaluation corrected by pawn structure"
+    ),
+    switch!(
+        "tm",
+        tm_effort,
+        on_off,
+        "time management by the best move's node share and score drops"
     ),
     // The search constants SPSA tunes (`tune(min, max, step)`); defaults in `params.rs`.
     switch!(

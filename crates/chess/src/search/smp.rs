@@ -207,6 +207,7 @@ fn iterate<P: Probe>(
     let mut lines: Vec<RootLine> = vec![RootLine::default(); multipv];
     let mut stable = 0;
     let mut prev_best = NULL_MOVE;
+    let mut prev_score: Option<i32> = None;
 
     for depth in 1..=max_depth {
         w.root_depth = depth;
@@ -294,12 +295,33 @@ fn iterate<P: Probe>(
             stable = 0;
         }
         prev_best = best;
-        let scale = match stable {
+        let mut scale = match stable {
             0 => 1.5,
             1 => 1.1,
             2..=3 => 0.9,
             _ => 0.6,
         };
+        if w.cfg.tm_effort {
+            // A best move that took most of the iteration's nodes is one the search is sure
+            // of: stop sooner; one that took few, later (`1.5 − share`, scaled so that a
+            // half share leaves the limit as it was). A score that fell since the last
+            // iteration asks for more time, one that rose for less (±50 % at ±100 cp).
+            let total: u64 = w.root_nodes.iter().map(|&(_, n)| n).sum();
+            let on_best = w
+                .root_nodes
+                .iter()
+                .find(|&&(m, _)| m == best)
+                .map_or(0, |&(_, n)| n);
+            if total > 0 {
+                scale *= 1.5 - on_best as f64 / total as f64;
+            }
+            if let Some(prev) = prev_score {
+                let drop = f64::from((prev - lines[0].score).clamp(-100, 100));
+                scale *= 1.0 + drop / 200.0;
+            }
+        }
+        prev_score = Some(lines[0].score);
+        w.root_nodes.clear();
         if ctx.time.is_timed()
             && (root_moves.len() == 1 && depth >= 6 || ctx.time.soft_exceeded(scale))
         {
