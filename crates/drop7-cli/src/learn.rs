@@ -57,9 +57,12 @@ pub struct TrainArgs {
     /// Learning rate α.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
     alpha: f32,
-    /// Write a resumable checkpoint (weights + accumulators) every this many moves.
-    #[arg(long, allow_negative_numbers = true, default_value = "5e7")]
-    checkpoint_every: Count,
+    /// Write a resumable checkpoint (weights + accumulators) every this many moves, or
+    /// `auto`: every 5e7 moves per started GB a checkpoint holds (12 bytes an entry), so the
+    /// small layouts keep 5e7 and arm C's 12 GB tables are written every 6e8 moves, not 20
+    /// times in a 1e9-move run.
+    #[arg(long, allow_negative_numbers = true, default_value = "auto", value_parser = checkpoint_every)]
+    checkpoint_every: Option<u64>,
     /// Validate every this many moves (0 = never): the tables as the leaf of
     /// --validation-search against the fair leaf on the validation block; the best point is
     /// kept as best-weights.bin.
@@ -116,14 +119,34 @@ impl TrainObserver for TrainBar {
     }
 }
 
+/// `--checkpoint-every`: `auto` (`None`) or a count of moves.
+fn checkpoint_every(s: &str) -> Result<Option<u64>, String> {
+    if s.trim() == "auto" {
+        return Ok(None);
+    }
+    s.parse::<Count>().map(|c| Some(c.0))
+}
+
+/// `--checkpoint-every auto`: 5e7 moves per started GB of checkpoint (weights and both
+/// accumulators).
+pub fn auto_checkpoint_every(layout: &Layout) -> u64 {
+    let gb = ntuple::tables::bytes_needed(layout, true)
+        .div_ceil(1 << 30)
+        .max(1);
+    50_000_000 * gb
+}
+
 pub fn train(a: TrainArgs) -> anyhow::Result<()> {
+    let checkpoint_every = a
+        .checkpoint_every
+        .unwrap_or_else(|| auto_checkpoint_every(&a.layout));
     let cfg = TrainConfig {
         layout: a.layout,
         seeds: a.seeds,
         alpha: a.alpha,
         target_moves: a.moves.0,
         threads: a.threads,
-        checkpoint_every: a.checkpoint_every.0,
+        checkpoint_every,
         validate_every: a.validate_every.0,
         validation_seeds: a.validation_seeds,
         validation_search: a.validation_search,
@@ -381,5 +404,25 @@ pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
             evidence::atomic_write(&p, svg.as_bytes()).with_context(|| "writing the curve")?;
             print_line(&format!("wrote {}", p.display()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_checkpoints_scale_with_the_bytes_written() {
+        // The small layout: 60 M entries × 12 bytes = 0.72 GB, one started GB.
+        let small = layout("win23,win32,phase=none").unwrap();
+        assert_eq!(auto_checkpoint_every(&small), 50_000_000);
+        // The default layout (arm C) is about 10⁹ entries: 12 GB, every 6 × 10⁸ moves.
+        let c = layout("rows,cols,win23,win32,phase=all").unwrap();
+        let gb = (c.total * 12).div_ceil(1 << 30);
+        assert!(gb >= 10, "{gb}");
+        assert_eq!(auto_checkpoint_every(&c), 50_000_000 * gb);
+        assert_eq!(checkpoint_every("auto"), Ok(None));
+        assert_eq!(checkpoint_every("2e8"), Ok(Some(200_000_000)));
+        assert!(checkpoint_every("soon").is_err());
     }
 }
