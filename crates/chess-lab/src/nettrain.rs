@@ -42,6 +42,10 @@ pub struct TrainNetArgs {
     /// Hidden width H of the (768 → H)×2 → 1 network.
     #[arg(long, value_name = "H", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub hidden: u32,
+    /// Output buckets by the number of pieces on the board (equal ranges of 2..=32), each
+    /// its own output layer over the shared first layer.
+    #[arg(long, value_name = "B", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub buckets: u32,
     /// Passes over the training positions.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub epochs: u32,
@@ -193,6 +197,7 @@ fn sigmoid(x: f32) -> f32 {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trainer {
     pub hidden: usize,
+    pub buckets: usize,
     pub params: Vec<f32>,
     m: Vec<f32>,
     v: Vec<f32>,
@@ -208,6 +213,7 @@ pub struct Trainer {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub hidden: usize,
+    pub buckets: usize,
     pub epochs: u32,
     pub batch: usize,
     pub lr: f32,
@@ -222,8 +228,13 @@ pub struct Settings {
 impl Settings {
     fn line(&self) -> String {
         format!(
-            "hidden {} epochs {} batch {} lr {} final {} wd {} lambda {} wdl-scale {} seed {} threads {}",
+            "hidden {}{} epochs {} batch {} lr {} final {} wd {} lambda {} wdl-scale {} seed {} threads {}",
             self.hidden,
+            if self.buckets > 1 {
+                format!(" buckets {}", self.buckets)
+            } else {
+                String::new()
+            },
             self.epochs,
             self.batch,
             self.lr,
@@ -239,19 +250,22 @@ impl Settings {
 
 struct Layout {
     h: usize,
+    b: usize,
 }
 impl Layout {
     fn ft_b(&self) -> usize {
         INPUTS * self.h
     }
+    /// Output weights of bucket 0 (bucket `k` at `out_w() + 2h·k`).
     fn out_w(&self) -> usize {
         INPUTS * self.h + self.h
     }
+    /// Output bias of bucket 0.
     fn out_b(&self) -> usize {
-        INPUTS * self.h + 3 * self.h
+        self.out_w() + 2 * self.h * self.b
     }
     fn len(&self) -> usize {
-        self.out_b() + 1
+        self.out_b() + self.b
     }
 }
 
@@ -263,8 +277,11 @@ fn uniform(state: &mut u64) -> f32 {
 
 impl Trainer {
     /// Fresh weights: uniform ±1/√fan-in (768 for the first layer, 2H for the output).
-    pub fn new(hidden: usize, seed: u64) -> Self {
-        let l = Layout { h: hidden };
+    pub fn new(hidden: usize, buckets: usize, seed: u64) -> Self {
+        let l = Layout {
+            h: hidden,
+            b: buckets,
+        };
         let mut s = seed;
         let mut params = vec![0f32; l.len()];
         let a = 1.0 / (INPUTS as f32).sqrt();
@@ -277,6 +294,7 @@ impl Trainer {
         }
         Trainer {
             hidden,
+            buckets,
             m: vec![0.0; params.len()],
             v: vec![0.0; params.len()],
             params,
@@ -296,7 +314,9 @@ impl Trainer {
         grad: Option<(&mut [f32], f32)>,
     ) -> f32 {
         let h = self.hidden;
-        let l = Layout { h };
+        let l = Layout { h, b: self.buckets };
+        let k = chess::nnue::bucket(p.n as usize, self.buckets);
+        let (ow, ob) = (l.out_w() + 2 * h * k, l.out_b() + k);
         let w = &self.params;
         let (acc_w, rest) = scratch.split_at_mut(h);
         let (acc_b, rest) = rest.split_at_mut(h);
@@ -320,12 +340,12 @@ impl Trainer {
         } else {
             (&*acc_b, &*acc_w)
         };
-        let out_w = &w[l.out_w()..l.out_b()];
+        let out_w = &w[ow..ow + 2 * h];
         let screlu = |x: f32| {
             let c = x.clamp(0.0, 1.0);
             c * c
         };
-        let mut out = w[l.out_b()];
+        let mut out = w[ob];
         for i in 0..h {
             out += screlu(us[i]) * out_w[i] + screlu(them[i]) * out_w[h + i];
         }
@@ -336,7 +356,7 @@ impl Trainer {
         let pred = sigmoid(out * k);
         let t = p.target(s.lambda, s.wdl_scale);
         let d_out = weight * 2.0 * (pred - t) * pred * (1.0 - pred) * k;
-        g[l.out_b()] += d_out;
+        g[ob] += d_out;
         // d(acc) for each perspective, stored back into the scratch accumulators.
         let d = |x: f32, wo: f32| {
             if x > 0.0 && x < 1.0 {
@@ -350,8 +370,8 @@ impl Trainer {
             d_them[i] = d(them[i], out_w[h + i]);
         }
         for i in 0..h {
-            g[l.out_w() + i] += d_out * screlu(us[i]);
-            g[l.out_w() + h + i] += d_out * screlu(them[i]);
+            g[ow + i] += d_out * screlu(us[i]);
+            g[ow + h + i] += d_out * screlu(them[i]);
             g[l.ft_b() + i] += d_us[i] + d_them[i];
         }
         let (d_white, d_black) = if p.white_to_move {
@@ -468,7 +488,10 @@ impl Trainer {
 
     /// The quantised network (`chess::nnue` scheme).
     pub fn quantise(&self) -> Network {
-        let l = Layout { h: self.hidden };
+        let l = Layout {
+            h: self.hidden,
+            b: self.buckets,
+        };
         let q = |x: f32, k: i32| (x * k as f32).round() as i16;
         let ft_w = self.params[..l.ft_b()].iter().map(|&x| q(x, QA)).collect();
         let ft_b = self.params[l.ft_b()..l.out_w()]
@@ -479,7 +502,10 @@ impl Trainer {
             .iter()
             .map(|&x| q(x, QB))
             .collect();
-        let out_b = (self.params[l.out_b()] * (QA * QB) as f32).round() as i32;
+        let out_b = self.params[l.out_b()..]
+            .iter()
+            .map(|&x| (x * (QA * QB) as f32).round() as i32)
+            .collect();
         Network::from_parts(self.hidden, ft_w, ft_b, out_w, out_b)
     }
 
@@ -538,7 +564,11 @@ impl Trainer {
                 .expect("8"),
         );
         at += 8;
-        let len = Layout { h: s.hidden }.len();
+        let len = Layout {
+            h: s.hidden,
+            b: s.buckets,
+        }
+        .len();
         let floats: Vec<f32> = body[at..]
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
@@ -552,6 +582,7 @@ impl Trainer {
         }
         Ok(Trainer {
             hidden: s.hidden,
+            buckets: s.buckets,
             params: floats[..len].to_vec(),
             m: floats[len..2 * len].to_vec(),
             v: floats[2 * len..].to_vec(),
@@ -640,6 +671,7 @@ impl TrainNetArgs {
     fn settings(&self) -> Settings {
         Settings {
             hidden: self.hidden as usize,
+            buckets: self.buckets as usize,
             epochs: self.epochs,
             batch: self.batch as usize,
             lr: self.lr as f32,
@@ -697,7 +729,7 @@ impl TrainNetArgs {
                 }
                 .into());
             }
-            Trainer::new(s.hidden, s.seed)
+            Trainer::new(s.hidden, s.buckets, s.seed)
         };
         let bar = crate::pool::progress(train.len() as u64, "positions");
         // The net file holds the best epoch by hold-out loss (a small corpus overfits); the
@@ -728,9 +760,10 @@ impl TrainNetArgs {
         bar.finish_and_clear();
         let net = tr.quantise();
         eprintln!(
-            "train-net: wrote {} (hidden {}, hold-out loss {:.6}, {} steps) in {:.0} s",
+            "train-net: wrote {} (hidden {}, the best epoch's hold-out loss {:.6}; the last's {:.6}; {} steps) in {:.0} s",
             self.out.display(),
             s.hidden,
+            tr.best,
             tr.loss(hold, &s),
             tr.step,
             t0.elapsed().as_secs_f64()
@@ -787,6 +820,7 @@ mod tests {
     fn settings(threads: usize, epochs: u32) -> Settings {
         Settings {
             hidden: 8,
+            buckets: 1,
             epochs,
             batch: 256,
             lr: 0.01,
@@ -804,7 +838,7 @@ mod tests {
         let data = material_data(20_000, 1);
         let hold = material_data(2_000, 99);
         let s = settings(2, 8);
-        let mut t = Trainer::new(s.hidden, s.seed);
+        let mut t = Trainer::new(s.hidden, s.buckets, s.seed);
         let before = t.loss(&hold, &s);
         for _ in 0..s.epochs {
             t.epoch(&data, &s, |_| {});
@@ -826,7 +860,7 @@ mod tests {
         let data = material_data(3_000, 3);
         let s = settings(1, 2);
         let run = || {
-            let mut t = Trainer::new(s.hidden, s.seed);
+            let mut t = Trainer::new(s.hidden, s.buckets, s.seed);
             t.epoch(&data, &s, |_| {});
             t.epoch(&data, &s, |_| {});
             t
@@ -834,7 +868,7 @@ mod tests {
         let a = run();
         assert_eq!(a.quantise().to_bytes(), run().quantise().to_bytes());
         // One epoch, saved, loaded, one more.
-        let mut t = Trainer::new(s.hidden, s.seed);
+        let mut t = Trainer::new(s.hidden, s.buckets, s.seed);
         t.epoch(&data, &s, |_| {});
         let mut r = Trainer::from_state(&t.state_bytes(&s), &s).unwrap();
         r.epoch(&data, &s, |_| {});
@@ -858,11 +892,23 @@ mod tests {
     /// The float network and its quantised engine form agree to a few centipawns.
     #[test]
     fn quantised_net_matches_the_float_net() {
+        for buckets in [1, 4] {
+            quantised_matches_float(buckets);
+        }
+    }
+
+    /// The float net and its engine form agree, output buckets included (the trainer and the
+    /// engine choose the same bucket for a position).
+    fn quantised_matches_float(buckets: usize) {
         let data = material_data(3_000, 5);
-        let s = settings(1, 2);
-        let mut t = Trainer::new(s.hidden, s.seed);
+        let s = Settings {
+            buckets,
+            ..settings(1, 2)
+        };
+        let mut t = Trainer::new(s.hidden, s.buckets, s.seed);
         t.epoch(&data, &s, |_| {});
         let net = t.quantise();
+        assert_eq!(net.buckets(), buckets);
         let mut b = parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap();
         let mut seed = 11u64;
         for _ in 0..40 {

@@ -19,10 +19,14 @@
 //! evaluation never touches its accumulator (docs/design/chess-DESIGN.md §2: pay for
 //! evaluation work only where it decides something).
 //!
+//! **Output buckets**: a net may have B output layers (`bucket`: equal ranges of the number
+//! of pieces on the board), chosen per position; the first layer is shared.
+//!
 //! **File** (little-endian): `ACTNNUE1`, `u32` H, `i16` first-layer weights (768 rows of H),
 //! `i16` first-layer biases (H), `i16` output weights (2H: side to move, then the other),
-//! `i32` output bias, then `u64` FNV-1a of every byte before it. A truncated or altered file
-//! is refused.
+//! `i32` output bias, then `u64` FNV-1a of every byte before it. With B > 1 buckets:
+//! `ACTNNUE2`, `u32` H, `u32` B, the first layer as above, B rows of 2H output weights, B `i32`
+//! biases, the checksum. A truncated or altered file is refused.
 
 use crate::board::{Board, Color, File, Move, Piece, Square};
 use crate::datafile::fnv1a64;
@@ -41,6 +45,10 @@ pub const WEIGHT_CLIP: f32 = 1.98;
 /// The largest hidden width a file may declare (the embedded net is far smaller).
 pub const MAX_HIDDEN: usize = 1024;
 const MAGIC: &[u8; 8] = b"ACTNNUE1";
+/// Version 2: output buckets (`u32` B after H; B output layers and biases).
+const MAGIC2: &[u8; 8] = b"ACTNNUE2";
+/// The most output buckets a file may declare.
+pub const MAX_BUCKETS: usize = 16;
 
 /// The committed network, embedded at build time (its SHA-256, training data and
 /// hyper-parameters: data/chess/nets/README.md).
@@ -55,6 +63,8 @@ pub enum NetError {
     Magic,
     #[error("hidden width {0} is out of range 1..={MAX_HIDDEN}")]
     Hidden(usize),
+    #[error("{0} output buckets: out of range 1..={MAX_BUCKETS}")]
+    Buckets(usize),
     #[error("{found} bytes where a net of hidden width {hidden} has {want}: truncated or padded")]
     Length {
         hidden: usize,
@@ -71,12 +81,22 @@ pub enum NetError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Network {
     hidden: usize,
+    /// Output buckets by the number of pieces on the board ([`bucket`]).
+    buckets: usize,
     /// `INPUTS` rows of `hidden`.
     ft_w: Vec<i16>,
     ft_b: Vec<i16>,
-    /// `2 · hidden`: the side to move's half first.
+    /// `buckets` rows of `2 · hidden`: the side to move's half first.
     out_w: Vec<i16>,
-    out_b: i32,
+    /// One per bucket.
+    out_b: Vec<i32>,
+}
+
+/// The output bucket of a board with `pieces` pieces (kings included) among `buckets`:
+/// equal ranges of 2..=32 pieces, the fullest boards in the last.
+#[inline]
+pub fn bucket(pieces: usize, buckets: usize) -> usize {
+    (pieces.saturating_sub(2) * buckets / 31).min(buckets - 1)
 }
 
 impl Network {
@@ -86,13 +106,16 @@ impl Network {
         ft_w: Vec<i16>,
         ft_b: Vec<i16>,
         out_w: Vec<i16>,
-        out_b: i32,
+        out_b: Vec<i32>,
     ) -> Self {
+        let buckets = out_b.len();
+        assert!((1..=MAX_BUCKETS).contains(&buckets));
         assert_eq!(ft_w.len(), INPUTS * hidden);
         assert_eq!(ft_b.len(), hidden);
-        assert_eq!(out_w.len(), 2 * hidden);
+        assert_eq!(out_w.len(), 2 * hidden * buckets);
         Network {
             hidden,
+            buckets,
             ft_w,
             ft_b,
             out_w,
@@ -104,19 +127,31 @@ impl Network {
         self.hidden
     }
 
-    fn file_len(hidden: usize) -> usize {
-        8 + 4 + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4 + 8
+    pub fn buckets(&self) -> usize {
+        self.buckets
+    }
+
+    /// Bytes of a file: the version 1 layout when there is one bucket (so a v1 net is
+    /// written back byte for byte), version 2 (a `u32` bucket count after H) otherwise.
+    fn file_len(hidden: usize, buckets: usize) -> usize {
+        let head = if buckets == 1 { 12 } else { 16 };
+        head + 2 * (INPUTS * hidden + hidden + 2 * hidden * buckets) + 4 * buckets + 8
     }
 
     /// The file bytes (format in the module note).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(Self::file_len(self.hidden));
-        b.extend_from_slice(MAGIC);
+        let mut b = Vec::with_capacity(Self::file_len(self.hidden, self.buckets));
+        b.extend_from_slice(if self.buckets == 1 { MAGIC } else { MAGIC2 });
         b.extend_from_slice(&(self.hidden as u32).to_le_bytes());
+        if self.buckets > 1 {
+            b.extend_from_slice(&(self.buckets as u32).to_le_bytes());
+        }
         for v in self.ft_w.iter().chain(&self.ft_b).chain(&self.out_w) {
             b.extend_from_slice(&v.to_le_bytes());
         }
-        b.extend_from_slice(&self.out_b.to_le_bytes());
+        for v in &self.out_b {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
         let sum = fnv1a64(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         b
@@ -124,14 +159,28 @@ impl Network {
 
     /// Parse and check a network file.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, NetError> {
-        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+        let v2 = match bytes.get(..8) {
+            Some(m) if m == MAGIC => false,
+            Some(m) if m == MAGIC2 => true,
+            _ => return Err(NetError::Magic),
+        };
+        let head = if v2 { 16 } else { 12 };
+        if bytes.len() < head {
             return Err(NetError::Magic);
         }
         let hidden = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
         if hidden == 0 || hidden > MAX_HIDDEN {
             return Err(NetError::Hidden(hidden));
         }
-        let want = Self::file_len(hidden);
+        let buckets = if v2 {
+            u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize
+        } else {
+            1
+        };
+        if buckets == 0 || buckets > MAX_BUCKETS || (v2 && buckets == 1) {
+            return Err(NetError::Buckets(buckets));
+        }
+        let want = Self::file_len(hidden, buckets);
         if bytes.len() != want {
             return Err(NetError::Length {
                 hidden,
@@ -145,14 +194,18 @@ impl Network {
         if stored != found {
             return Err(NetError::Checksum { stored, found });
         }
-        let mut words = body[12..body.len() - 4]
+        let biases_at = body.len() - 4 * buckets;
+        let mut words = body[head..biases_at]
             .chunks_exact(2)
             .map(|c| i16::from_le_bytes([c[0], c[1]]));
         let mut take = |n: usize| words.by_ref().take(n).collect::<Vec<i16>>();
         let ft_w = take(INPUTS * hidden);
         let ft_b = take(hidden);
-        let out_w = take(2 * hidden);
-        let out_b = i32::from_le_bytes(body[body.len() - 4..].try_into().expect("4 bytes"));
+        let out_w = take(2 * hidden * buckets);
+        let out_b = body[biases_at..]
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
         // The trainer clips; a file outside the clip could overflow an accumulator.
         let ft_max = (WEIGHT_CLIP * QA as f32).ceil() as i32;
         let out_max = (WEIGHT_CLIP * QB as f32).ceil() as i32;
@@ -168,6 +221,7 @@ impl Network {
         }
         Ok(Network {
             hidden,
+            buckets,
             ft_w,
             ft_b,
             out_w,
@@ -181,7 +235,7 @@ impl Network {
         if !meta.is_file() {
             return Err("not a regular file".into());
         }
-        if meta.len() > Self::file_len(MAX_HIDDEN) as u64 {
+        if meta.len() > Self::file_len(MAX_HIDDEN, MAX_BUCKETS) as u64 {
             return Err(format!(
                 "{} bytes, more than a network file can have",
                 meta.len()
@@ -247,15 +301,23 @@ impl Network {
         }
     }
 
-    /// The evaluation (centipawns, `stm`'s view) from both accumulators (white then black).
+    /// The output bucket of `board`.
     #[inline]
-    pub fn output(&self, acc: &[i16], stm: Color) -> i32 {
+    pub fn bucket_of(&self, board: &Board) -> usize {
+        bucket(board.occupied().len() as usize, self.buckets)
+    }
+
+    /// The evaluation (centipawns, `stm`'s view) from both accumulators (white then black),
+    /// through output layer `bucket`.
+    #[inline]
+    pub fn output(&self, acc: &[i16], stm: Color, bucket: usize) -> i32 {
         let (white, black) = acc.split_at(self.hidden);
         let (us, them) = match stm {
             Color::White => (white, black),
             Color::Black => (black, white),
         };
-        let (w_us, w_them) = self.out_w.split_at(self.hidden);
+        let h2 = 2 * self.hidden;
+        let (w_us, w_them) = self.out_w[bucket * h2..(bucket + 1) * h2].split_at(self.hidden);
         // Each term is at most 255² · 127 < 2³¹; the sum is taken in i64, so no width of the
         // hidden layer can overflow it.
         let half = |a: &[i16], w: &[i16]| -> i64 {
@@ -268,7 +330,7 @@ impl Network {
                 .sum()
         };
         let sum = half(us, w_us) + half(them, w_them);
-        let out = sum / i64::from(QA) + i64::from(self.out_b);
+        let out = sum / i64::from(QA) + i64::from(self.out_b[bucket]);
         (out * i64::from(SCALE) / i64::from(QA * QB)) as i32
     }
 
@@ -277,7 +339,7 @@ impl Network {
     pub fn evaluate(&self, board: &Board) -> i32 {
         let mut acc = vec![0i16; 2 * self.hidden];
         self.refresh(board, &mut acc);
-        self.output(&acc, board.side_to_move())
+        self.output(&acc, board.side_to_move(), self.bucket_of(board))
     }
 }
 
@@ -391,7 +453,7 @@ impl AccStack {
     /// The evaluation at `ply` (side to move `stm`): apply what is pending from the nearest
     /// computed slot, then the output layer.
     #[inline]
-    pub fn evaluate(&mut self, net: &Network, ply: usize, stm: Color) -> i32 {
+    pub fn evaluate(&mut self, net: &Network, ply: usize, board: &Board) -> i32 {
         let w = 2 * self.hidden;
         let mut base = ply;
         while self.pending[base].is_some() {
@@ -404,7 +466,11 @@ impl AccStack {
             dst.copy_from_slice(&before[(p - 1) * w..]);
             net.update(dst, &d);
         }
-        net.output(&self.acc[ply * w..(ply + 1) * w], stm)
+        net.output(
+            &self.acc[ply * w..(ply + 1) * w],
+            board.side_to_move(),
+            net.bucket_of(board),
+        )
     }
 
     /// The accumulators at `ply` (after [`AccStack::evaluate`] there): for the debug check.
@@ -429,7 +495,7 @@ mod tests {
         let ft_w = (0..INPUTS * hidden).map(|_| next(300)).collect();
         let ft_b = (0..hidden).map(|_| next(100)).collect();
         let out_w = (0..2 * hidden).map(|_| next(100)).collect();
-        Network::from_parts(hidden, ft_w, ft_b, out_w, 1234)
+        Network::from_parts(hidden, ft_w, ft_b, out_w, vec![1234])
     }
 
     #[test]
@@ -448,6 +514,42 @@ mod tests {
             Err(NetError::Checksum { .. })
         ));
         assert_eq!(Network::from_bytes(b"ACTNNUE0xxxx"), Err(NetError::Magic));
+    }
+
+    #[test]
+    fn bucketed_nets_round_trip_and_choose_by_piece_count() {
+        let mut s = 99u64;
+        let mut next = |m: i16| {
+            s = crate::board::mix64(s.wrapping_add(crate::board::GOLDEN_GAMMA));
+            (s % (2 * m as u64 + 1)) as i16 - m
+        };
+        let h = 8;
+        let ft_w: Vec<i16> = (0..INPUTS * h).map(|_| next(200)).collect();
+        let ft_b: Vec<i16> = (0..h).map(|_| next(100)).collect();
+        let out_w: Vec<i16> = (0..2 * h * 8).map(|_| next(100)).collect();
+        let out_b: Vec<i32> = (0..8).map(|i| 1000 * i).collect();
+        let net = Network::from_parts(h, ft_w.clone(), ft_b.clone(), out_w.clone(), out_b);
+        let bytes = net.to_bytes();
+        assert_eq!(&bytes[..8], b"ACTNNUE2");
+        assert_eq!(Network::from_bytes(&bytes).unwrap(), net);
+        assert!(matches!(
+            Network::from_bytes(&bytes[..bytes.len() - 2]),
+            Err(NetError::Length { .. })
+        ));
+        // Buckets split 2..=32 pieces evenly; the start position is in the last.
+        assert_eq!(
+            (bucket(2, 8), bucket(32, 8), bucket(17, 8), bucket(32, 1)),
+            (0, 7, 3, 0)
+        );
+        let start = parse_fen_with(
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            false,
+        )
+        .unwrap();
+        assert_eq!(net.bucket_of(&start), 7);
+        // The same network with only bucket 7's output layer is the same evaluation there.
+        let last = Network::from_parts(h, ft_w, ft_b, out_w[7 * 2 * h..].to_vec(), vec![7000]);
+        assert_eq!(net.evaluate(&start), last.evaluate(&start));
     }
 
     #[test]
@@ -529,7 +631,7 @@ mod tests {
                     board.play_unchecked(mv);
                     // Evaluate only every third ply: pending deltas pile up as in a search.
                     if ply % 3 == 0 || ply == 59 {
-                        let got = stack.evaluate(&net, ply, board.side_to_move());
+                        let got = stack.evaluate(&net, ply, &board);
                         let mut fresh = vec![0i16; 32];
                         net.refresh(&board, &mut fresh);
                         assert_eq!(stack.slot(ply), &fresh[..], "{fen} game {game} ply {ply}");
@@ -550,7 +652,7 @@ mod tests {
         // the sums are known by hand.
         let mut ft_w = vec![0i16; INPUTS];
         ft_w[feature(Color::White, Piece::Pawn, Square::A2) as usize] = 100;
-        let net = Network::from_parts(1, ft_w, vec![50], vec![64, -32], 0);
+        let net = Network::from_parts(1, ft_w, vec![50], vec![64, -32], vec![0]);
         let b = parse_fen_with("4k3/8/8/8/8/8/P7/4K3 w - - 0 1", false).unwrap();
         // White's accumulator 50 + 100 = 150; Black's 50 (the pawn is feature flip(8), 0).
         // sum = 150²·64 + 50²·(−32) = 1,440,000 − 80,000 = 1,360,000; /255 = 5,333;

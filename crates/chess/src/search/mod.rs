@@ -310,7 +310,7 @@ impl<P: Probe> Worker<P> {
     fn full_eval(&mut self, board: &Board, ply: usize) -> i32 {
         if let (Some(net), Some(accs)) = (self.net.as_deref(), self.accs.as_mut()) {
             self.exits[Tier::Full as usize] += 1;
-            let v = accs.evaluate(net, ply, board.side_to_move());
+            let v = accs.evaluate(net, ply, board);
             #[cfg(debug_assertions)]
             {
                 let mut fresh = vec![0i16; 2 * net.hidden()];
