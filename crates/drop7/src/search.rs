@@ -147,6 +147,10 @@ pub struct SearchConfig {
     pub max_work: u64,
     /// Transposition table.
     pub table: TableKind,
+    /// Search only the best `k` root columns of the previous iteration at the last depth
+    /// (`None`: every column, the fair search). A risky shortcut (issue 35, item 4): the
+    /// column it drops might have been best at full depth; its price is measured, not assumed.
+    pub final_top: Option<u32>,
 }
 
 /// Which transposition table a search uses. None changes any value or decision.
@@ -172,8 +176,27 @@ impl SearchConfig {
             samples,
             max_work: DEFAULT_MAX_WORK.max(completion_bound(depth, samples) + 1),
             table: TableKind::Direct(size),
+            final_top: None,
         }
     }
+}
+
+/// Every column.
+const ALL_COLUMNS: u8 = 0x7f;
+
+/// The `k` columns with the highest Q (ties: the earlier in [`CENTER_ORDER`], as the search
+/// itself breaks them), as a bit mask; every column when fewer than `k` have a Q.
+fn top_columns(q: &[Option<f64>; SIZE], k: usize) -> u8 {
+    let mut ranked: Vec<(usize, f64)> = CENTER_ORDER
+        .iter()
+        .filter_map(|&c| q[c].map(|v| (c, v)))
+        .collect();
+    if ranked.len() <= k {
+        return ALL_COLUMNS;
+    }
+    // Stable sort keeps the center order among equal values.
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    ranked.iter().take(k).fold(0, |m, &(c, _)| m | 1 << c)
 }
 
 /// A decision and how it was reached.
@@ -374,7 +397,14 @@ impl<L: Leaf> Searcher<L> {
             completed_depth: 0,
         };
         for depth in 1..=self.config.depth {
-            match self.root_values(&root, next, mr, depth) {
+            // At the last depth, perhaps only the previous iteration's best columns.
+            let allowed = match self.config.final_top {
+                Some(k) if depth == self.config.depth && decision.completed_depth + 1 == depth => {
+                    top_columns(&decision.q_canonical, k as usize)
+                }
+                _ => ALL_COLUMNS,
+            };
+            match self.root_values(&root, next, mr, depth, allowed) {
                 Ok((q, best)) => {
                     decision.q_canonical = q;
                     decision.column_canonical = best;
@@ -403,12 +433,13 @@ impl<L: Leaf> Searcher<L> {
         next: u8,
         mr: u8,
         depth: u32,
+        allowed: u8,
     ) -> Result<([Option<f64>; SIZE], Option<usize>), OutOfWork> {
         let mut q = [None; SIZE];
         let mut best: Option<(usize, f64)> = None;
         let seed = scenario_seed(root, next, mr, depth);
         for c in CENTER_ORDER {
-            if !root.is_legal(c) {
+            if !root.is_legal(c) || allowed & (1 << c) == 0 {
                 continue;
             }
             let v = self.action_value(root, next, mr, c, depth, seed)?;
@@ -587,6 +618,56 @@ impl<L: Leaf> Searcher<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_columns_at_the_last_depth() {
+        let states = crate::runner::sample_states(0x2d700000, 40);
+        let mut fewer = 0;
+        for (s, _) in &states {
+            let full_cfg = SearchConfig::fair(3, 7);
+            let full = Searcher::new(FairLeaf::default(), full_cfg).decide(s);
+            // k = 7 is the fair search, bit for bit.
+            let all = Searcher::new(
+                FairLeaf::default(),
+                SearchConfig {
+                    final_top: Some(7),
+                    ..full_cfg
+                },
+            )
+            .decide(s);
+            assert_eq!(all, full);
+            // k = 2: at most two columns searched at depth 3, one of them chosen, for less work;
+            // a column it keeps has the same Q as in the full search.
+            let two = Searcher::new(
+                FairLeaf::default(),
+                SearchConfig {
+                    final_top: Some(2),
+                    ..full_cfg
+                },
+            )
+            .decide(s);
+            let searched = two.q_canonical.iter().filter(|q| q.is_some()).count();
+            let legal = full.q_canonical.iter().filter(|q| q.is_some()).count();
+            assert!(searched <= 2 || legal <= 2, "{searched}");
+            assert!(two.work <= full.work);
+            fewer += usize::from(two.work < full.work);
+            for c in 0..SIZE {
+                if let Some(v) = two.q_canonical[c] {
+                    assert_eq!(Some(v.to_bits()), full.q_canonical[c].map(f64::to_bits));
+                }
+            }
+            assert!(
+                two.column_canonical
+                    .is_some_and(|c| two.q_canonical[c].is_some())
+            );
+        }
+        assert!(fewer > 30, "{fewer}");
+        let q = [Some(1.0), None, Some(3.0), Some(3.0), Some(2.0), None, None];
+        // Ties: column 3 (the center) before 2.
+        assert_eq!(top_columns(&q, 1), 1 << 3);
+        assert_eq!(top_columns(&q, 2), 1 << 3 | 1 << 2);
+        assert_eq!(top_columns(&q, 4), ALL_COLUMNS);
+    }
 
     #[test]
     fn completion_bounds_match_spec() {

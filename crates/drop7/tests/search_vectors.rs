@@ -37,6 +37,7 @@ fn search_vectors() {
             samples,
             max_work: v["maxWork"].as_u64().unwrap(),
             table: TableKind::None,
+            final_top: None,
         };
         let d = Searcher::new(FairLeaf::default(), cfg).decide(&state);
         let ctx = format!("{name} d{depth}s{samples}");
@@ -105,6 +106,7 @@ fn check_game(v: &Value) {
         samples,
         max_work: 16_000_000,
         table: TableKind::Exact,
+        final_top: None,
     };
     let mut searcher = Searcher::new(FairLeaf::default(), cfg);
     let mut game = Game::new(seed);
