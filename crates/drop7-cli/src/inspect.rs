@@ -226,6 +226,85 @@ pub fn d7p(a: D7pArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `drop7 topk`: price searching only the best k root columns at the last depth.
+#[derive(Args)]
+pub struct TopkArgs {
+    /// The search to restrict: fair-dNsK, or ntuple-dNsK with its model.
+    #[arg(long, default_value = "fair-d4s7")]
+    policy: PolicySpec,
+    /// The values of k to price (1-6), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4",
+          value_parser = clap::value_parser!(u32).range(1..=6))]
+    k: Vec<u32>,
+    /// The games the positions come from, <start>:<count> (fresh seeds: a block used by no
+    /// screen or training).
+    #[arg(long)]
+    seeds: drop7::SeedBlock,
+    /// Take every N-th position of each game.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    every: u64,
+    /// The policy that plays those games.
+    #[arg(long, default_value = "fair-d1s7")]
+    games_policy: PolicySpec,
+    /// Worker threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[command(flatten)]
+    model: ModelArg,
+}
+
+/// The study as JSON: per k, how often the choice differs (Wilson and game-clustered
+/// bootstrap), the mean regret in points with its bootstrap upper bound, the work ratio.
+pub fn topk(a: TopkArgs) -> anyhow::Result<()> {
+    let (depth, samples, tables) = match &a.policy {
+        PolicySpec::Builtin(BuiltinPolicy::Fair { depth, samples }) => (*depth, *samples, None),
+        PolicySpec::NTuple {
+            search: Some((d, k)),
+            model,
+        } => {
+            let mut models = a.model.models();
+            let path = model
+                .clone()
+                .or_else(|| a.model.model.clone())
+                .ok_or_else(|| anyhow!("{}: needs a model (@FILE or --model)", a.policy))?;
+            let t = std::sync::Arc::clone(&models.get(&path)?.tables);
+            (*d, *k, Some(t))
+        }
+        p => bail!("--policy {p}: expected a search, fair-dNsK or ntuple-dNsK"),
+    };
+    let mut player = a.model.factory(&a.games_policy)?();
+    let positions = drop7::topk::positions_from_games(a.seeds.seeds(), a.every as usize, |s| {
+        player.choose(s).column
+    });
+    let threads = match a.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        t => t,
+    };
+    eprintln!(
+        "topk: {} positions from {} games; {} at every k in {:?}, {threads} threads",
+        positions.len(),
+        a.seeds,
+        a.policy,
+        a.k
+    );
+    let cfg = SearchConfig::fair(depth, samples);
+    let study = match tables {
+        None => drop7::topk::study(&positions, cfg, &a.k, FairLeaf::default, threads),
+        Some(t) => drop7::topk::study(
+            &positions,
+            cfg,
+            &a.k,
+            || ntuple::play::NTupleLeaf::new(std::sync::Arc::clone(&t)),
+            threads,
+        ),
+    };
+    let mut out = std::io::stdout().lock();
+    if write_line(&mut out, &serde_json::to_string_pretty(&study)?)? {
+        flush(&mut out)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,8 +61,8 @@ pub struct TrainArgs {
     /// `auto`: every 5e7 moves per started GB a checkpoint holds (12 bytes an entry), so the
     /// small layouts keep 5e7 and arm C's 12 GB tables are written every 6e8 moves, not 20
     /// times in a 1e9-move run.
-    #[arg(long, allow_negative_numbers = true, default_value = "auto", value_parser = checkpoint_every)]
-    checkpoint_every: Option<u64>,
+    #[arg(long, allow_negative_numbers = true, default_value = "auto")]
+    checkpoint_every: CheckpointEvery,
     /// Validate every this many moves (0 = never): the tables as the leaf of
     /// --validation-search against the fair leaf on the validation block; the best point is
     /// kept as best-weights.bin.
@@ -119,12 +119,19 @@ impl TrainObserver for TrainBar {
     }
 }
 
-/// `--checkpoint-every`: `auto` (`None`) or a count of moves.
-fn checkpoint_every(s: &str) -> Result<Option<u64>, String> {
-    if s.trim() == "auto" {
-        return Ok(None);
+/// `--checkpoint-every`: `auto` (`None`) or a count of moves. (A newtype: clap reads an
+/// `Option` field as an optional flag, not as a value that may be `auto`.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CheckpointEvery(Option<u64>);
+
+impl std::str::FromStr for CheckpointEvery {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.trim() == "auto" {
+            return Ok(Self(None));
+        }
+        s.parse::<Count>().map(|c| Self(Some(c.0)))
     }
-    s.parse::<Count>().map(|c| Some(c.0))
 }
 
 /// `--checkpoint-every auto`: 5e7 moves per started GB of checkpoint (weights and both
@@ -139,6 +146,7 @@ pub fn auto_checkpoint_every(layout: &Layout) -> u64 {
 pub fn train(a: TrainArgs) -> anyhow::Result<()> {
     let checkpoint_every = a
         .checkpoint_every
+        .0
         .unwrap_or_else(|| auto_checkpoint_every(&a.layout));
     let cfg = TrainConfig {
         layout: a.layout,
@@ -421,8 +429,8 @@ mod tests {
         let gb = (c.total * 12).div_ceil(1 << 30);
         assert!(gb >= 10, "{gb}");
         assert_eq!(auto_checkpoint_every(&c), 50_000_000 * gb);
-        assert_eq!(checkpoint_every("auto"), Ok(None));
-        assert_eq!(checkpoint_every("2e8"), Ok(Some(200_000_000)));
-        assert!(checkpoint_every("soon").is_err());
+        assert_eq!("auto".parse(), Ok(CheckpointEvery(None)));
+        assert_eq!("2e8".parse(), Ok(CheckpointEvery(Some(200_000_000))));
+        assert!("soon".parse::<CheckpointEvery>().is_err());
     }
 }

@@ -57,6 +57,9 @@ enum Command {
     Search(inspect::SearchArgs),
     /// Serve a policy over the D7P line protocol on stdin/stdout.
     D7p(inspect::D7pArgs),
+    /// Price searching only the best k root columns at the last depth: on positions of fresh
+    /// games, how often the choice differs from the full search and the regret in points.
+    Topk(inspect::TopkArgs),
     /// Serve a local web page: play with the engine's advice, replay recorded games, browse
     /// screens and training runs under --dir.
     Serve(serve::ServeArgs),
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::Leaf(a) => inspect::leaf(a),
         Command::Search(a) => inspect::search(a),
         Command::D7p(a) => inspect::d7p(a),
+        Command::Topk(a) => inspect::topk(a),
         Command::Serve(a) => serve::serve(a),
     };
     match result {

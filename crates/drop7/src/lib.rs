@@ -34,6 +34,7 @@ pub mod screen;
 pub mod search;
 pub mod seeds;
 pub mod slurm;
+pub mod topk;
 pub mod trace;
 
 pub use board::{Board, BoardError};
