@@ -88,31 +88,8 @@ pub struct TrainNetArgs {
     pub resume: bool,
 }
 
-fn positive(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    (v.is_finite() && v > 0.0)
-        .then_some(v)
-        .ok_or_else(|| format!("{v} must be finite and > 0"))
-}
-fn non_negative(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    (v.is_finite() && v >= 0.0)
-        .then_some(v)
-        .ok_or_else(|| format!("{v} must be finite and >= 0"))
-}
-fn unit_interval(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    (0.0..=1.0)
-        .contains(&v)
-        .then_some(v)
-        .ok_or_else(|| format!("{v} is not within 0..=1"))
-}
-fn holdout_percent(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    (v > 0.0 && v < 50.0)
-        .then_some(v)
-        .ok_or_else(|| format!("{v} must be above 0 and below 50"))
-}
+// The flag parsers are the tuner's (one rule for both commands).
+use crate::tune::{holdout_percent, non_negative, positive, unit_interval};
 
 /// Why training could not run.
 #[derive(Debug, thiserror::Error)]

@@ -87,7 +87,7 @@ pub struct TuneArgs {
     pub resume: bool,
 }
 
-fn unit_interval(s: &str) -> Result<f64, String> {
+pub(crate) fn unit_interval(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
     (0.0..=1.0)
         .contains(&v)
@@ -95,21 +95,21 @@ fn unit_interval(s: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("{v} is not within 0..=1"))
 }
 
-fn non_negative(s: &str) -> Result<f64, String> {
+pub(crate) fn non_negative(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
     (v.is_finite() && v >= 0.0)
         .then_some(v)
         .ok_or_else(|| format!("{v} must be finite and >= 0"))
 }
 
-fn positive(s: &str) -> Result<f64, String> {
+pub(crate) fn positive(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
     (v.is_finite() && v > 0.0)
         .then_some(v)
         .ok_or_else(|| format!("{v} must be finite and > 0"))
 }
 
-fn holdout_percent(s: &str) -> Result<f64, String> {
+pub(crate) fn holdout_percent(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
     (v > 0.0 && v < 50.0)
         .then_some(v)
