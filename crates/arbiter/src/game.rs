@@ -175,6 +175,15 @@ impl Termination {
             Termination::Adjudicated { rule } => format!("adjudicated: {rule}"),
         }
     }
+    /// A loss by a fault (time, illegal move, crash, hang) rather than by the board or an
+    /// adjudication.
+    pub fn is_fault(&self) -> bool {
+        !matches!(
+            self,
+            Termination::Board { .. } | Termination::Adjudicated { .. }
+        )
+    }
+
     /// PGN `Termination` tag value.
     pub fn pgn_tag(&self) -> &'static str {
         match self {

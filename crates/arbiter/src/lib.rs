@@ -14,4 +14,5 @@ pub mod pgn;
 pub mod record;
 pub mod rules;
 pub mod sprt;
+pub mod spsa;
 pub mod tournament;

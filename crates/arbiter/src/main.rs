@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use arbiter::book::Book;
-use arbiter::engine::EngineSpec;
+use arbiter::engine::{Engine, EngineSpec};
 use arbiter::game::{Adjudication, GameConfig, Limit};
 use arbiter::rules::{STARTPOS, parse_position};
 use arbiter::sprt::SprtParam;
@@ -57,6 +57,10 @@ use clap::{Parser, ValueEnum};
 /// The score of games already played, from their PGN files alone (no engine is run):
 ///
 ///   arbiter --score run1.pgn run2.pgn --sprt elo0=0 elo1=10
+///
+/// SPSA over an engine's UCI spin options (OpenBench's input and schedule, resumable):
+///
+///   arbiter spsa --help
 #[derive(Parser)]
 #[command(name = "arbiter", version, verbatim_doc_comment)]
 #[command(group(clap::ArgGroup::new("limit").args(["tc", "nodes", "depth"])))]
@@ -370,8 +374,242 @@ fn real_main() -> Result<(), Failure> {
     deliver(&report, cli.report.as_deref())
 }
 
+/// Tune an engine's UCI options by SPSA: game pairs between θ + cΔ and θ − cΔ.
+///
+/// Each iteration perturbs every parameter by ±c (random signs), plays one game pair (an
+/// opening, colours swapped) between the two perturbed engines, and moves each parameter by
+/// r · c · (wins − losses) · sign. Input and gains are OpenBench's: one parameter a line,
+/// `name, int|float, start, min, max, c_end, r_end` (for actuary: `actuary spsa-input`);
+/// c and r shrink over --pairs iterations to c_end and r_end (A = --a-ratio · pairs,
+/// exponents --alpha, --gamma).
+///
+/// The state (--state, JSON) is replaced atomically after every batch of --concurrency
+/// pairs, the trajectory (--trajectory, JSON lines) grows by one line a batch; a stopped run
+/// goes on with the same command and --resume (at most one batch is lost, and the result is
+/// the same as without the stop: every draw is seeded by --seed and the iteration). At the
+/// end the current values are printed on stdout as input lines (the start of a longer
+/// tune) and, with --svg, the trajectory is drawn.
+///
+/// Example: 16 search constants of actuary at 2+0.02, two pairs at a time, for an hour:
+///
+///   actuary spsa-input > params.txt
+///   arbiter spsa --engine cmd=target/release/actuary option.Hash=16 --params params.txt \
+///       --pairs 20000 --tc 2+0.02 --book data/chess/books/2moves_v1.epd --concurrency 2 \
+///       --state spsa.json --trajectory spsa.jsonl --svg spsa.svg --max-minutes 60 --resume
+#[derive(Parser)]
+#[command(name = "arbiter spsa", verbatim_doc_comment)]
+#[command(group(clap::ArgGroup::new("limit").args(["tc", "nodes", "depth"]).required(true)))]
+struct SpsaCli {
+    /// The engine: cmd=PATH [arg=ARG ...] [option.NAME=VALUE ...] (options sent to both sides
+    /// before the tuned ones).
+    #[arg(long, value_name = "KEY=VALUE", num_args = 1.., required = true)]
+    engine: Vec<String>,
+    /// OpenBench SPSA input: `name, int|float, start, min, max, c_end, r_end` a line (blank
+    /// lines and `#` comments ignored); the name is the UCI option.
+    #[arg(long, value_name = "FILE")]
+    params: PathBuf,
+    /// Iterations (game pairs) of the schedule, 1 to 100000000: the run ends there.
+    #[arg(long, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..=arbiter::spsa::MAX_PAIRS))]
+    pairs: u64,
+    /// Time control BASE+INC in seconds, e.g. 2+0.02.
+    #[arg(long, value_name = "BASE+INC", value_parser = parse_tc, allow_hyphen_values = true)]
+    tc: Option<Limit>,
+    /// Fixed nodes per move (instead of a clock).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+    nodes: Option<u64>,
+    /// Fixed depth per move (instead of a clock), 1 to 1000.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64),
+          allow_negative_numbers = true)]
+    depth: Option<u32>,
+    /// Openings (EPD/FEN a line; the start position when omitted).
+    #[arg(long, value_name = "FILE")]
+    book: Option<PathBuf>,
+    /// Order in which book positions are used.
+    #[arg(long, value_enum, default_value_t = BookOrder::Random)]
+    book_order: BookOrder,
+    /// Seed of the perturbations, the rounding and the book order.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    seed: u64,
+    /// Game pairs played at the same time (a batch), 1 to 256.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=MAX_CONCURRENCY as u64))]
+    concurrency: usize,
+    /// The run's state file (JSON); refused if it exists, unless --resume.
+    #[arg(long, value_name = "FILE")]
+    state: PathBuf,
+    /// Continue the run in --state (same engine, params, schedule, seed, limits and book).
+    #[arg(long)]
+    resume: bool,
+    /// Append one JSON line per batch: pairs played, the batch's scores, the values.
+    #[arg(long, value_name = "FILE")]
+    trajectory: Option<PathBuf>,
+    /// Draw the trajectory at the end (needs --trajectory).
+    #[arg(long, value_name = "FILE", requires = "trajectory")]
+    svg: Option<PathBuf>,
+    /// Play at most this many pairs in this run, then save and stop.
+    #[arg(long, value_name = "PAIRS", value_parser = clap::value_parser!(u64).range(1..),
+          allow_negative_numbers = true)]
+    stop_after: Option<u64>,
+    /// Stop at the first batch boundary after this many minutes (0.1 to 10080).
+    #[arg(long, value_name = "MINUTES", value_parser = parse_minutes, allow_negative_numbers = true)]
+    max_minutes: Option<f64>,
+    /// A = this fraction of --pairs, in (0, 10].
+    #[arg(long, default_value_t = 0.1, value_parser = parse_gain_exponent, allow_negative_numbers = true)]
+    a_ratio: f64,
+    /// Exponent of the learning-rate decay, in (0, 10].
+    #[arg(long, default_value_t = 0.602, value_parser = parse_gain_exponent, allow_negative_numbers = true)]
+    alpha: f64,
+    /// Exponent of the perturbation decay, in (0, 10].
+    #[arg(long, default_value_t = 0.101, value_parser = parse_gain_exponent, allow_negative_numbers = true)]
+    gamma: f64,
+    /// Clock tolerance before a time forfeit, ms, 0 to 60000.
+    #[arg(long, value_name = "MS", default_value_t = 50, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_TIME_MARGIN_MS))]
+    timemargin: u64,
+    /// Seconds an engine may take to answer the handshake or a nodes/depth search, 1 to 86400.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_HANG_TIMEOUT_SECONDS))]
+    hang_timeout: u64,
+    /// Score adjudication RESIGN_CP,RESIGN_MOVES,DRAW_CP,DRAW_MOVES,DRAW_AFTER (as a match).
+    #[arg(long, value_name = "LIST", value_parser = parse_adjudication, allow_hyphen_values = true)]
+    adjudicate: Option<Adjudication>,
+    /// No progress line on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn parse_minutes(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|m| (0.1..=10_080.0).contains(m))
+        .ok_or_else(|| format!("expected minutes from 0.1 to 10080, got '{s}'"))
+}
+
+fn parse_gain_exponent(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0 && *v <= 10.0)
+        .ok_or_else(|| format!("expected a number in (0, 10], got '{s}'"))
+}
+
+fn spsa_main() -> Result<(), Failure> {
+    // `arbiter spsa ARGS` parses as the command `arbiter spsa` with ARGS.
+    let args = std::iter::once(std::ffi::OsString::from("arbiter spsa"))
+        .chain(std::env::args_os().skip(2));
+    let (cli, _) = cmdline::parse_from::<SpsaCli, _, _>(args)
+        .unwrap_or_else(|status| std::process::exit(status));
+    let spsa_error =
+        |kind: ErrorKind, message: String| -> ! { cmdline::usage_error::<SpsaCli>(kind, message) };
+    let engine = EngineSpec::parse(&cli.engine)
+        .unwrap_or_else(|e| spsa_error(ErrorKind::ValueValidation, format!("--engine: {e}")));
+    let text = std::fs::read_to_string(&cli.params)
+        .with_context(|| format!("--params {}", cli.params.display()))?;
+    let params = arbiter::spsa::parse_params(&text)
+        .map_err(|e| anyhow::anyhow!("--params {}: {e}", cli.params.display()))?;
+    let limit = match (cli.tc, cli.nodes, cli.depth) {
+        (Some(tc), _, _) => tc,
+        (_, Some(n), _) => Limit::Nodes(n),
+        (_, _, Some(d)) => Limit::Depth(d),
+        _ => unreachable!("clap requires one of --tc, --nodes, --depth"),
+    };
+    if [Some(&cli.params), cli.trajectory.as_ref(), cli.svg.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|p| same_file(p, &cli.state))
+        || matches!((&cli.trajectory, &cli.svg), (Some(t), Some(s)) if same_file(t, s))
+    {
+        spsa_error(
+            ErrorKind::ArgumentConflict,
+            "--state, --params, --trajectory and --svg must name different files".into(),
+        );
+    }
+    let openings = match &cli.book {
+        Some(p) => {
+            let book = Book::load_with(p, false)?;
+            if let Some(n) = book.skipped_note(p) {
+                note(&format!("{n}\n"));
+            }
+            book.openings
+        }
+        None => vec![parse_position(STARTPOS)?],
+    };
+    // Before any game: the engine must start and answer the handshake.
+    Engine::probe(&engine, Duration::from_secs(cli.hang_timeout))
+        .map_err(|e| anyhow::anyhow!("--engine {}: {e}", engine.cmd))?;
+    let mut schedule = arbiter::spsa::Schedule::new(cli.pairs);
+    schedule.a_ratio = cli.a_ratio;
+    schedule.alpha = cli.alpha;
+    schedule.gamma = cli.gamma;
+    let setup = arbiter::spsa::Setup {
+        engine,
+        schedule,
+        seed: cli.seed,
+        time_control: limit.pgn_tag(),
+        book: cli.book.as_ref().map(|p| p.display().to_string()),
+        openings: openings.len(),
+        random_openings: cli.book_order == BookOrder::Random,
+        adjudication: cli.adjudicate.map(|a| {
+            format!(
+                "{},{},{},{},{}",
+                a.resign_cp, a.resign_moves, a.draw_cp, a.draw_moves, a.draw_after
+            )
+        }),
+        params: params.iter().map(|p| p.input_line()).collect(),
+    };
+    let cfg = arbiter::spsa::SpsaConfig {
+        setup,
+        params,
+        openings,
+        game: GameConfig {
+            limit,
+            margin_ms: cli.timemargin,
+            hang_timeout: Duration::from_secs(cli.hang_timeout),
+            adjudication: cli.adjudicate,
+            chess960: false,
+        },
+        concurrency: cli.concurrency,
+        state: cli.state.clone(),
+        trajectory: cli.trajectory.clone(),
+        svg: cli.svg.clone(),
+        resume: cli.resume,
+        stop_after: cli.stop_after,
+        max_seconds: cli.max_minutes.map(|m| m * 60.0),
+        quiet: cli.quiet,
+    };
+    let state = arbiter::spsa::run(&cfg).map_err(|e| Failure {
+        status: if e.refused() { 2 } else { 1 },
+        error: e.into(),
+    })?;
+    let w = state.plus;
+    note(&format!(
+        "spsa: {} of {} pairs played ({} games: plus {}-{}-{} against minus, {} faults); \
+         state in {}\n",
+        state.pairs_done,
+        state.setup.schedule.pairs,
+        2 * state.pairs_done,
+        w.wins,
+        w.draws,
+        w.losses,
+        state.faults,
+        cli.state.display()
+    ));
+    let mut out = String::new();
+    for p in &state.params {
+        out.push_str(&p.input_line());
+        out.push('\n');
+    }
+    print_stdout(&out).map_err(|error| Failure { error, status: 1 })
+}
+
 fn main() -> ExitCode {
-    match real_main() {
+    let result = if std::env::args_os().nth(1).is_some_and(|a| a == "spsa") {
+        spsa_main()
+    } else {
+        real_main()
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             note(&format!(

@@ -280,13 +280,27 @@ struct Tally {
     played: u64,
 }
 
-/// splitmix64, for the seeded opening shuffle.
-fn splitmix(x: &mut u64) -> u64 {
+/// splitmix64, for the seeded opening shuffle (and SPSA's draws).
+pub(crate) fn splitmix(x: &mut u64) -> u64 {
     *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *x;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// The order in which `n` book positions are used: a Fisher–Yates shuffle seeded by `seed`,
+/// or file order. Game pair k (from 0) plays position `order[k % n]`.
+pub(crate) fn opening_order(n: usize, random: bool, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    if random {
+        let mut s = seed;
+        for i in (1..order.len()).rev() {
+            let j = (splitmix(&mut s) % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+    }
+    order
 }
 
 fn half_points(o: Outcome, first_is_white: bool) -> u8 {
@@ -493,14 +507,7 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
         Some(p) => Some(PgnWriter::open(p)?),
         None => None,
     };
-    let mut order: Vec<usize> = (0..cfg.openings.len()).collect();
-    if cfg.random_openings {
-        let mut s = cfg.seed;
-        for i in (1..order.len()).rev() {
-            let j = (splitmix(&mut s) % (i as u64 + 1)) as usize;
-            order.swap(i, j);
-        }
-    }
+    let order = opening_order(cfg.openings.len(), cfg.random_openings, cfg.seed);
     let game_pairs = u64::from(cfg.games.div_ceil(2));
     // Job j plays game pair j / pairs of engine pair j % pairs: the jobs interleave engine
     // pairs so a gauntlet makes progress on every opponent at once.

@@ -8,7 +8,10 @@
 //! and lines of hundreds of kilobytes), `once FILE` (the first process started with FILE plays
 //! like `random` and creates FILE; every later one is `mute`), `vanish` (deletes its own
 //! executable file at start, then plays like `random`), `remove PATH` (plays like `random`
-//! and removes the directory PATH at its first `go`). Each `go` is noted on stderr
+//! and removes the directory PATH at its first `go`), `tune TARGET WIDTH` (a spin option `x`;
+//! at each `go` it plays an illegal move, losing, with probability min(1, |x − TARGET| /
+//! WIDTH), drawn from a hash of the position and x, else a legal move with score 0: an
+//! engine whose best setting is known, for `arbiter spsa`). Each `go` is noted on stderr
 //! (`fake-MODE: go N`), for the tests of `arbiter --log`.
 
 use std::io::{BufRead, Write};
@@ -42,6 +45,19 @@ fn main() {
         std::fs::remove_file(me).expect("remove own executable");
         mode = "random".into();
     }
+    // `tune TARGET WIDTH`: the known best value of option `x`, and how fast strength falls.
+    let mut tune: Option<(f64, f64)> = None;
+    if mode == "tune" {
+        let arg = |i: usize| -> f64 {
+            std::env::args()
+                .nth(i)
+                .and_then(|a| a.parse().ok())
+                .expect("tune TARGET WIDTH")
+        };
+        tune = Some((arg(2), arg(3)));
+        mode = "random".into();
+    }
+    let mut x = 0.0f64;
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let noisy = mode == "noisy";
@@ -62,6 +78,9 @@ fn main() {
         match words.first().copied() {
             Some("uci") => {
                 let _ = writeln!(out, "id name fake-{mode}\nid author actuary tests\nuciok");
+            }
+            Some("setoption") if tune.is_some() && words.get(2) == Some(&"x") => {
+                x = words.get(4).and_then(|v| v.parse().ok()).unwrap_or(x);
             }
             Some("setoption")
                 if line
@@ -101,6 +120,16 @@ fn main() {
                     "crash" => std::process::exit(3),
                     "crash-late" if gos >= 5 => std::process::exit(3),
                     "illegal" => {
+                        let _ = writeln!(out, "bestmove a1a1");
+                    }
+                    _ if tune.is_some_and(|(target, width)| {
+                        let mut h = board.hash() ^ x.to_bits().rotate_left(17);
+                        h = (h ^ (h >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                        h ^= h >> 29;
+                        let u = (h >> 11) as f64 / (1u64 << 53) as f64;
+                        u < ((x - target).abs() / width).min(1.0)
+                    }) =>
+                    {
                         let _ = writeln!(out, "bestmove a1a1");
                     }
                     _ => {

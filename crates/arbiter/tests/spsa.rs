@@ -1,0 +1,184 @@
+//! `arbiter spsa` end to end on a scripted engine whose best setting is known
+//! (`arbiter-fake-engine tune 60 100`: the farther its option `x` is from 60, the more often
+//! it forfeits a move): the tune walks to it, a stopped run resumed ends exactly where an
+//! uninterrupted one does, and what cannot be used is refused with one line.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn arbiter() -> &'static str {
+    env!("CARGO_BIN_EXE_arbiter")
+}
+
+fn book() -> String {
+    format!(
+        "{}/../../data/chess/books/2moves_v1.epd",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// `arbiter spsa` on the fake engine (target 60, width 100) with `extra` arguments.
+fn spsa(dir: &Path, params: &str, pairs: u32, extra: &[&str]) -> Output {
+    let p = dir.join("params.txt");
+    std::fs::write(&p, params).unwrap();
+    let mut args: Vec<String> = [
+        "spsa",
+        "--engine",
+        &format!("cmd={}", env!("CARGO_BIN_EXE_arbiter-fake-engine")),
+        "arg=tune",
+        "arg=60",
+        "arg=100",
+        "--params",
+        p.to_str().unwrap(),
+        "--pairs",
+        &pairs.to_string(),
+        "--depth",
+        "1",
+        // Draw once both sides have reported score 0 twice: a game is decided by the
+        // forfeits of the first moves, or drawn.
+        "--adjudicate",
+        "1000,3,10,2,0",
+        "--book",
+        &book(),
+        "--seed",
+        "5",
+        "--concurrency",
+        "2",
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Command::new(arbiter())
+        .args(&args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn value(state: &Path, k: usize) -> f64 {
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state).unwrap()).unwrap();
+    s["params"][k]["value"].as_f64().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn walks_to_the_known_best_value_and_draws_its_trajectory() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = spsa(
+        dir.path(),
+        "x, int, 20, 0, 100, 6, 0.05\n",
+        200,
+        &[
+            "--state",
+            "s.json",
+            "--trajectory",
+            "t.jsonl",
+            "--svg",
+            "t.svg",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let x = value(&dir.path().join("s.json"), 0);
+    assert!((45.0..=75.0).contains(&x), "x = {x} (start 20, best 60)");
+    // stdout: the continuation input, the start replaced by the tuned value.
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out, format!("x, int, {}, 0, 100, 6, 0.05\n", x.round()));
+    let lines = std::fs::read_to_string(dir.path().join("t.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 100, "one line per batch of 2 pairs");
+    let last: serde_json::Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
+    assert_eq!(last["pairs"], 200);
+    let svg = std::fs::read_to_string(dir.path().join("t.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("<polyline") && svg.contains("x: 20 →"));
+}
+
+#[test]
+fn a_resumed_run_ends_where_an_uninterrupted_one_does() {
+    let params = "x, int, 30, 0, 100, 6, 0.05\ny, float, 0.5, 0, 1, 0.05, 0.01\n";
+    let whole = tempfile::tempdir().unwrap();
+    let o = spsa(
+        whole.path(),
+        params,
+        40,
+        &["--state", "s.json", "--trajectory", "t.jsonl"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let parts = tempfile::tempdir().unwrap();
+    let a = ["--state", "s.json", "--trajectory", "t.jsonl"];
+    let o = spsa(
+        parts.path(),
+        params,
+        40,
+        &[&a[..], &["--stop-after", "14"]].concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(parts.path().join("s.json")).unwrap())
+            .unwrap();
+    assert_eq!(s["pairs_done"], 14);
+    // A batch lost to a kill: its trajectory line was written, the state was not.
+    let t = parts.path().join("t.jsonl");
+    let mut text = std::fs::read_to_string(&t).unwrap();
+    text.push_str(
+        "{\"pairs\":16,\"scores\":[2,2],\"values\":{\"x\":99.0,\"y\":0.9}}\n{\"pairs\":1",
+    );
+    std::fs::write(&t, text).unwrap();
+    // Without --resume the state is not overwritten.
+    let o = spsa(parts.path(), params, 40, &a);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("exists: give --resume"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let o = spsa(parts.path(), params, 40, &[&a[..], &["--resume"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["s.json", "t.jsonl"] {
+        assert_eq!(
+            std::fs::read_to_string(whole.path().join(f)).unwrap(),
+            std::fs::read_to_string(parts.path().join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // Another schedule length is another run.
+    let o = spsa(parts.path(), params, 41, &[&a[..], &["--resume"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("another schedule"), "{}", stderr(&o));
+}
+
+#[test]
+fn refuses_bad_params_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (params, says) in [
+        ("x, int, 20, 0, 100, 6\n", "params.txt: line 1: expected 7"),
+        (
+            "x, int, 200, 0, 100, 6, 0.05\n",
+            "line 1: start 200 is outside",
+        ),
+        ("# only a comment\n", "no parameter"),
+    ] {
+        let o = spsa(dir.path(), params, 10, &["--state", "s.json"]);
+        assert_eq!(o.status.code(), Some(2), "{params}");
+        let e = stderr(&o);
+        assert!(
+            e.starts_with("error: ") && e.contains(says),
+            "{params}: {e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(!dir.path().join("s.json").exists());
+    }
+    let o = spsa(
+        dir.path(),
+        "x, int, 20, 0, 100, 6, 0.05\n",
+        10,
+        &["--state", "params.txt"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("different files"), "{}", stderr(&o));
+}
