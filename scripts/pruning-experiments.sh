@@ -116,3 +116,7 @@ run nnue1 60 nnue-1 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 # Issue 33: time management by the best move's share of the root nodes and by score drops
 # between iterations (switch `tm`), SPRT(0, 10) at 2+0.02 against the same binary without it.
 run tm 53 tm-on option.prune.tm=true tm-off option.prune.tm=false 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 33: ProbCut (switch `probcut`) and history pruning (switch `hp`), each SPRT(0, 10) at
+# 2+0.02 against the same binary without it.
+run probcut 54 probcut-on option.prune.probcut=true probcut-off option.prune.probcut=false 2+0.02 30000 "elo0=0 elo1=10"
+run hp 55 hp-on option.prune.hp=true hp-off option.prune.hp=false 2+0.02 30000 "elo0=0 elo1=10"

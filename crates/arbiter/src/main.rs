@@ -390,7 +390,7 @@ fn real_main() -> Result<(), Failure> {
 /// end the current values are printed on stdout as input lines (the start of a longer
 /// tune) and, with --svg, the trajectory is drawn.
 ///
-/// Example: 16 search constants of actuary at 2+0.02, two pairs at a time, for an hour:
+/// Example: the search constants of actuary at 2+0.02, two pairs at a time, for an hour:
 ///
 ///   actuary spsa-input > params.txt
 ///   arbiter spsa --engine cmd=target/release/actuary option.Hash=16 --params params.txt \

@@ -95,3 +95,16 @@ fn correction_history_signature() {
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
     assert_eq!(r.nodes, 10_690_582);
 }
+
+/// `prune.probcut=on` and `prune.hp=on` (ProbCut and history pruning, issue 33): each its own
+/// count, and each prunes (fewer nodes than the signature's).
+#[test]
+fn probcut_and_history_pruning_signatures() {
+    for (switch, nodes) in [("probcut", 11_200_893), ("hp", 12_168_515)] {
+        let mut cfg = chess::search::prune::PruneConfig::default();
+        cfg.set(switch, "on").unwrap();
+        let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
+        assert_eq!(r.nodes, nodes, "{switch}=on");
+        assert!(r.nodes < BENCH_SIGNATURE, "{switch}=on");
+    }
+}

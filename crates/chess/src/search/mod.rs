@@ -69,6 +69,8 @@ pub struct PruneStats {
     pub see_noisy: u64,
     pub qs_futility: u64,
     pub qs_see: u64,
+    pub probcut: u64,
+    pub hist_prune: u64,
 }
 
 impl PruneStats {
@@ -83,13 +85,15 @@ impl PruneStats {
         self.see_noisy += o.see_noisy;
         self.qs_futility += o.qs_futility;
         self.qs_see += o.qs_see;
+        self.probcut += o.probcut;
+        self.hist_prune += o.hist_prune;
     }
 
     /// `rfp=N razor=N ...`: the counters as `key=value` pairs (the UCI `info string prune`
     /// line; `actuary validate` reads it back).
     pub fn pairs(&self) -> String {
         format!(
-            "rfp={} razor={} nmp={} nmp-verify-fail={} lmp={} efp={} see-quiet={} see-noisy={} qfutility={} qs-see={}",
+            "rfp={} razor={} nmp={} nmp-verify-fail={} lmp={} efp={} see-quiet={} see-noisy={} qfutility={} qs-see={} probcut={} hp={}",
             self.rfp,
             self.razor,
             self.null_move,
@@ -99,7 +103,9 @@ impl PruneStats {
             self.see_quiet,
             self.see_noisy,
             self.qs_futility,
-            self.qs_see
+            self.qs_see,
+            self.probcut,
+            self.hist_prune
         )
     }
 }
@@ -817,6 +823,77 @@ impl<P: Probe> Worker<P> {
             }
         }
 
+        // Step 9b. ProbCut (switch `probcut`): a good capture whose shallow search beats beta
+        // by a margin would, very probably, beat beta at full depth too. Skipped when the
+        // table already holds a search about this deep that stayed under that bar.
+        let cont = self.cont_indices(ply);
+        if self.cfg.probcut
+            && !PV
+            && !in_check
+            && excluded == NULL_MOVE
+            && probe.is_none()
+            && depth >= PROBCUT_MIN_DEPTH
+            && beta.abs() < MATE_BOUND
+        {
+            let pc_beta = (beta + self.cfg.probcut_margin).min(MATE_BOUND - 1);
+            let table_says_no = tte.is_some_and(|e| {
+                e.depth >= depth - (PROBCUT_REDUCTION - 1)
+                    && e.score < pc_beta
+                    && e.bound != Bound::Lower
+            });
+            if !table_says_no {
+                let tt_noisy = if tt_move != NULL_MOVE && is_tactical(board, tt_move) {
+                    tt_move
+                } else {
+                    NULL_MOVE
+                };
+                let mut picker = MovePicker::new(tt_noisy, [NULL_MOVE; 2], NULL_MOVE, true);
+                while let Some((mv, _)) = picker.next(board, &self.hist, cont) {
+                    if !see_ge(board, mv, pc_beta - static_eval) {
+                        continue;
+                    }
+                    let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
+                    let mut child = board.clone();
+                    child.play_unchecked(mv);
+                    self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
+                    self.push_net_move(ply + 1, board, mv);
+                    self.stack[ply].moved = piece_to(stm, piece, mv.to as usize);
+                    self.keys.push(key);
+                    let mut v =
+                        -self.qsearch::<false>(ctx, &child, -pc_beta, -pc_beta + 1, ply + 1);
+                    if v >= pc_beta && !self.stopped {
+                        v = -self.negamax::<false>(
+                            ctx,
+                            &child,
+                            -pc_beta,
+                            -pc_beta + 1,
+                            depth - PROBCUT_REDUCTION,
+                            ply + 1,
+                            !cut_node,
+                        );
+                    }
+                    self.keys.pop();
+                    if self.stopped {
+                        return 0;
+                    }
+                    if v >= pc_beta {
+                        self.stats.probcut += 1;
+                        ctx.tt.store(
+                            key,
+                            mv,
+                            v,
+                            raw_eval,
+                            depth - (PROBCUT_REDUCTION - 1),
+                            Bound::Lower,
+                            ply,
+                        );
+                        self.settle(node_probe, v, alpha0, beta);
+                        return v;
+                    }
+                }
+            }
+        }
+
         // Step 10. Internal iterative reduction: without a hash move this node was never
         // searched well; search it shallower first.
         if depth >= IIR_MIN_DEPTH && tt_move == NULL_MOVE && (PV || cut_node) {
@@ -824,7 +901,6 @@ impl<P: Probe> Worker<P> {
         }
 
         // Step 11. Move loop setup.
-        let cont = self.cont_indices(ply);
         let counter = self.hist.counter(cont[0]);
         let mut picker = MovePicker::new(tt_move, self.hist.killers[ply], counter, false);
         let original_alpha = alpha;
@@ -953,6 +1029,16 @@ impl<P: Probe> Worker<P> {
                             continue;
                         }
                         move_probe.get_or_insert(surprise_cell(board, depth, slack));
+                    }
+                    // History pruning (switch `hp`): at low depth, a quiet move that has
+                    // failed in this context again and again is not worth a search.
+                    if self.cfg.hist_prune
+                        && lmp_ok
+                        && lmr_depth <= HP_MAX_LMR_DEPTH
+                        && hist_score < -self.cfg.hp_margin * depth
+                    {
+                        self.stats.hist_prune += 1;
+                        continue;
                     }
                     // SEE pruning of quiet moves that hang material at low depth.
                     if see_ok

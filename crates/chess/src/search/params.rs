@@ -70,6 +70,22 @@ pub const RAZOR_MAX_DEPTH: i32 = 3;
 pub const RAZOR_BASE: i32 = 150;
 pub const RAZOR_PER_DEPTH: i32 = 150;
 
+// --- ProbCut (switch `probcut`) ------------------------------------------------------------
+/// Shallowest depth ProbCut is tried at.
+pub const PROBCUT_MIN_DEPTH: i32 = 5;
+/// ProbCut's margin over beta, cp: a capture whose reduced search beats beta + this is taken
+/// to beat beta at full depth.
+pub const PROBCUT_MARGIN: i32 = 200;
+/// How much shallower ProbCut's verification search is than the node.
+pub const PROBCUT_REDUCTION: i32 = 4;
+
+// --- History pruning (switch `hp`) ----------------------------------------------------------
+/// Deepest LMR depth a quiet move may be pruned at for its history alone.
+pub const HP_MAX_LMR_DEPTH: i32 = 3;
+/// A quiet move whose history (butterfly + two continuation entries) is below
+/// `−HP_MARGIN · depth` is pruned.
+pub const HP_MARGIN: i32 = 2048;
+
 // --- Singular extensions (switch `se`) ---------------------------------------------------
 /// Shallowest depth a hash move is tested for being singular.
 pub const SE_MIN_DEPTH: i32 = 8;

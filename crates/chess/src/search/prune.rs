@@ -356,6 +356,12 @@ pub struct PruneConfig {
     /// Time management by the best move's share of the root nodes and by a score drop
     /// between iterations (off until games support it).
     pub tm_effort: bool,
+    /// ProbCut: a capture whose shallow search beats beta by a margin cuts the node (off
+    /// until games support it).
+    pub probcut: bool,
+    /// History pruning: late quiet moves with a bad history at low depth are skipped (off
+    /// until games support it).
+    pub hist_prune: bool,
     /// The search constants SPSA may tune (defaults: the constants of `params.rs`).
     pub aspiration_delta: i32,
     pub rfp_margin: i32,
@@ -373,6 +379,8 @@ pub struct PruneConfig {
     pub lmr_base: i32,
     pub lmr_divisor: i32,
     pub lmr_history_div: i32,
+    pub probcut_margin: i32,
+    pub hp_margin: i32,
     /// Risk knob: percent applied to every table allowance (100 = the schedule as written).
     pub risk: u32,
     pub tables: Arc<PruneTables>,
@@ -399,6 +407,8 @@ impl Default for PruneConfig {
             singular: true,
             correction: false,
             tm_effort: false,
+            probcut: false,
+            hist_prune: false,
             aspiration_delta: P::ASPIRATION_DELTA,
             rfp_margin: P::RFP_MARGIN_PER_DEPTH,
             rfp_improving: P::RFP_IMPROVING_BONUS,
@@ -415,6 +425,8 @@ impl Default for PruneConfig {
             lmr_base: P::LMR_BASE_CENTI,
             lmr_divisor: P::LMR_DIVISOR_CENTI,
             lmr_history_div: P::LMR_HISTORY_DIVISOR,
+            probcut_margin: P::PROBCUT_MARGIN,
+            hp_margin: P::HP_MARGIN,
             risk: 100,
             tables: PruneTables::embedded(),
         }
@@ -591,6 +603,18 @@ pub const SWITCHES: &[Switch] = &[
         on_off,
         "time management by the best move's node share and score drops"
     ),
+    switch!(
+        "probcut",
+        probcut,
+        on_off,
+        "ProbCut: a capture beating beta + margin in a shallow search cuts the node"
+    ),
+    switch!(
+        "hp",
+        hist_prune,
+        on_off,
+        "history pruning: skip late quiet moves whose history is bad at low depth"
+    ),
     // The search constants SPSA tunes (`tune(min, max, step)`); defaults in `params.rs`.
     switch!(
         "aspiration-delta",
@@ -687,6 +711,18 @@ pub const SWITCHES: &[Switch] = &[
         lmr_history_div,
         tune(1024, 32768, 1024),
         "history score worth one ply of LMR"
+    ),
+    switch!(
+        "probcut-margin",
+        probcut_margin,
+        tune(50, 400, 15),
+        "ProbCut margin over beta, cp (switch probcut)"
+    ),
+    switch!(
+        "hp-margin",
+        hp_margin,
+        tune(256, 8192, 256),
+        "history pruning: threshold per ply of depth (switch hp)"
     ),
 ];
 
