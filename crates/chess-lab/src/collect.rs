@@ -125,7 +125,8 @@ pub fn parse_allowance(s: &str) -> Result<Allowance, String> {
 #[derive(Debug, clap::Args)]
 pub struct SurpriseArgs {
     /// The mechanisms to search anyway, one run each: rfp, efp, lmp, qfutility, nmp, razor,
-    /// see, lmr, a comma-separated list, or `all` (then `summary.md` lists every total).
+    /// see, lmr, probcut, hp, multicut, a comma-separated list, or `all` (then `summary.md`
+    /// lists every total). probcut and hp, off by default, are switched on for their runs.
     #[arg(long, value_parser = parse_mechanisms)]
     pub mechanism: Mechanisms,
     #[command(flatten)]
@@ -901,6 +902,12 @@ fn surprise_one(
     positions: &[PoolPosition],
     m: Mechanism,
 ) -> Result<SurpriseReport, CollectError> {
+    // A mechanism that is off by default is calibrated switched on (else it never fires).
+    let mut live = cfg.clone();
+    if let Some(switch) = m.needs_switch() {
+        live.set(switch, "on").map_err(CollectError::Input)?;
+    }
+    let cfg = &live;
     let r = run_probe(positions, &a.run, cfg, ProbeMode::Surprise(m));
     let SurpriseRows {
         total,
@@ -1035,9 +1042,64 @@ mod tests {
         }
     }
 
+    /// The newer mechanisms (issue 33) are shadowed alike: history pruning searched anyway
+    /// gives exactly the tree without it, ProbCut that tree plus its own probe searches; both
+    /// fire, and live, both prune. Multi-cut, searched anyway, fires.
+    #[test]
+    fn shadowed_newer_mechanisms_prune_nothing() {
+        let pool = tiny_pool();
+        let fired =
+            |r: &ProbeRun| -> u64 { totals(&r.records, SURPRISE_CELLS).iter().map(|c| c.n).sum() };
+        for (m, on, d) in [
+            (Mechanism::ProbCut, "probcut=on", 7),
+            (Mechanism::Hp, "hp=on", 13),
+        ] {
+            let shadow = run_probe(
+                &pool,
+                &opts(d),
+                &config(on).unwrap(),
+                ProbeMode::Surprise(m),
+            );
+            let off = run_probe(
+                &pool,
+                &opts(d),
+                &PruneConfig::default(),
+                ProbeMode::Surprise(m),
+            );
+            if m == Mechanism::ProbCut {
+                // Deciding to fire takes ProbCut's own shallow searches, which the shadow
+                // run also makes: it prunes nothing, so it searches more than the tree
+                // without ProbCut (as null move's shadow does).
+                assert!(shadow.nodes > off.nodes, "{m:?}");
+            } else {
+                assert_eq!(shadow.nodes, off.nodes, "{m:?}");
+            }
+            assert!(
+                fired(&shadow) > 0,
+                "{m:?} never fired ({} nodes)",
+                shadow.nodes
+            );
+            assert_eq!(fired(&off), 0, "{m:?} recorded while off");
+            let live = run_probe(&pool, &opts(d), &config(on).unwrap(), ProbeMode::Fh);
+            assert!(
+                live.nodes < off.nodes,
+                "{m:?}: {} vs {}",
+                live.nodes,
+                off.nodes
+            );
+        }
+        let shadow = run_probe(
+            &pool,
+            &opts(9),
+            &PruneConfig::default(),
+            ProbeMode::Surprise(Mechanism::MultiCut),
+        );
+        assert!(fired(&shadow) > 0, "multi-cut never fired");
+    }
+
     #[test]
     fn mechanism_lists_parse() {
-        assert_eq!(parse_mechanisms("all").unwrap().0.len(), 8);
+        assert_eq!(parse_mechanisms("all").unwrap().0.len(), 11);
         assert_eq!(
             parse_mechanisms("lmp, rfp,lmp").unwrap().0,
             vec![Mechanism::Lmp, Mechanism::Rfp]

@@ -831,7 +831,6 @@ impl<P: Probe> Worker<P> {
             && !PV
             && !in_check
             && excluded == NULL_MOVE
-            && probe.is_none()
             && depth >= PROBCUT_MIN_DEPTH
             && beta.abs() < MATE_BOUND
         {
@@ -875,6 +874,14 @@ impl<P: Probe> Worker<P> {
                     self.keys.pop();
                     if self.stopped {
                         return 0;
+                    }
+                    if v >= pc_beta && self.shadowing(Mechanism::ProbCut) {
+                        // Search anyway: was the node really at or above beta?
+                        node_probe.get_or_insert(NodeProbe {
+                            cell: surprise_cell(board, depth, eval - beta),
+                            event_below_beta: true,
+                        });
+                        break;
                     }
                     if v >= pc_beta {
                         self.stats.probcut += 1;
@@ -1037,8 +1044,11 @@ impl<P: Probe> Worker<P> {
                         && lmr_depth <= HP_MAX_LMR_DEPTH
                         && hist_score < -self.cfg.hp_margin * depth
                     {
-                        self.stats.hist_prune += 1;
-                        continue;
+                        if !self.shadowing(Mechanism::Hp) {
+                            self.stats.hist_prune += 1;
+                            continue;
+                        }
+                        move_probe.get_or_insert(surprise_cell(board, depth, alpha - eval));
                     }
                     // SEE pruning of quiet moves that hang material at low depth.
                     if see_ok
@@ -1075,9 +1085,10 @@ impl<P: Probe> Worker<P> {
             let gives_check = checks;
             let check_ext = (gives_check && ply < 2 * self.root_depth as usize) as i32;
             let mut ext = check_ext;
-            // (Not while the laboratory calibrates: its probes count the plain search.)
+            // (Not while the laboratory calibrates, its probes count the plain search; except
+            // when it calibrates multi-cut itself.)
             if self.cfg.singular
-                && probe.is_none()
+                && (probe.is_none() || self.shadowing(Mechanism::MultiCut))
                 && !root
                 && mv == tt_move
                 && excluded == NULL_MOVE
@@ -1105,6 +1116,12 @@ impl<P: Probe> Worker<P> {
                 }
                 if v < s_beta {
                     ext = 1;
+                } else if s_beta >= beta && self.shadowing(Mechanism::MultiCut) {
+                    // Search anyway: does the node really fail high?
+                    node_probe.get_or_insert(NodeProbe {
+                        cell: surprise_cell(board, depth, s_beta - beta),
+                        event_below_beta: true,
+                    });
                 } else if s_beta >= beta {
                     return s_beta;
                 } else if e.score >= beta && check_ext == 0 {

@@ -232,10 +232,17 @@ pub enum Mechanism {
     Razor,
     See,
     Lmr,
+    /// ProbCut (switch `probcut`).
+    ProbCut,
+    /// History pruning (switch `hp`).
+    Hp,
+    /// Singular extension's multi-cut: the node returns when even without the hash move it
+    /// fails high (switch `se`).
+    MultiCut,
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 8] = [
+    pub const ALL: [Mechanism; 11] = [
         Mechanism::Rfp,
         Mechanism::Efp,
         Mechanism::Lmp,
@@ -244,6 +251,9 @@ impl Mechanism {
         Mechanism::Razor,
         Mechanism::See,
         Mechanism::Lmr,
+        Mechanism::ProbCut,
+        Mechanism::Hp,
+        Mechanism::MultiCut,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -255,6 +265,20 @@ impl Mechanism {
             Mechanism::Razor => "razor",
             Mechanism::See => "see",
             Mechanism::Lmr => "lmr",
+            Mechanism::ProbCut => "probcut",
+            Mechanism::Hp => "hp",
+            Mechanism::MultiCut => "multicut",
+        }
+    }
+
+    /// The switch that must be on for this mechanism to fire at all, for those off by
+    /// default (a calibration run turns it on: a mechanism that never fires has no rate).
+    pub fn needs_switch(self) -> Option<&'static str> {
+        match self {
+            Mechanism::ProbCut => Some("probcut"),
+            Mechanism::Hp => Some("hp"),
+            Mechanism::MultiCut => Some("se"),
+            _ => None,
         }
     }
     pub fn parse(s: &str) -> Result<Mechanism, String> {
@@ -279,6 +303,9 @@ impl Mechanism {
             Mechanism::Razor => "alpha − (eval + razor margin)",
             Mechanism::See => "alpha − eval (gap bucket)",
             Mechanism::Lmr => "reduction in plies (bucket = plies)",
+            Mechanism::ProbCut => "eval − beta",
+            Mechanism::Hp => "alpha − eval (gap bucket of the pruned move)",
+            Mechanism::MultiCut => "singular beta − beta",
         }
     }
 }
