@@ -120,3 +120,6 @@ run tm 53 tm-on option.prune.tm=true tm-off option.prune.tm=false 2+0.02 30000 "
 # 2+0.02 against the same binary without it.
 run probcut 54 probcut-on option.prune.probcut=true probcut-off option.prune.probcut=false 2+0.02 30000 "elo0=0 elo1=10"
 run hp 55 hp-on option.prune.hp=true hp-off option.prune.hp=false 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 33's bundle of items too small to resolve alone: draw handling (switch `draws`) and
+# 4-way hash buckets (HashWays 4), against the defaults, equal Hash on both sides.
+run bundle 56 draws-ways4 "option.prune.draws=true option.HashWays=4 option.Hash=16" default "option.Hash=16" 2+0.02 30000 "elo0=0 elo1=10"

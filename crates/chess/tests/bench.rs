@@ -108,3 +108,13 @@ fn probcut_and_history_pruning_signatures() {
         assert!(r.nodes < BENCH_SIGNATURE, "{switch}=on");
     }
 }
+
+/// `prune.draws=on` (draw handling, issue 33): the bench positions have no game history, so
+/// only the ±1 dithering of repetition draws changes the tree; its own count.
+#[test]
+fn draw_handling_signature() {
+    let mut cfg = chess::search::prune::PruneConfig::default();
+    cfg.set("draws", "on").unwrap();
+    let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
+    assert_eq!(r.nodes, 13_167_661);
+}

@@ -197,6 +197,8 @@ pub struct Worker<P: Probe = NoProbe> {
     pv_len: Vec<usize>,
     /// Zobrist keys of the game so far plus the current search path (for repetitions).
     keys: Vec<u64>,
+    /// How many of `keys` are the game before the root (the rest is the search path).
+    root_keys: usize,
     pub nodes: u64,
     pub qnodes: u64,
     pub seldepth: usize,
@@ -243,6 +245,7 @@ impl<P: Probe> Worker<P> {
             pv: vec![[NULL_MOVE; MAX_PLY + 1]; MAX_PLY + 2],
             pv_len: vec![0; MAX_PLY + 2],
             keys: Vec::with_capacity(1024),
+            root_keys: 0,
             nodes: 0,
             qnodes: 0,
             seldepth: 0,
@@ -272,6 +275,7 @@ impl<P: Probe> Worker<P> {
     fn reset_for_search(&mut self, history: &[u64], root: &Board) {
         self.keys.clear();
         self.keys.extend_from_slice(history);
+        self.root_keys = history.len();
         self.nodes = 0;
         self.qnodes = 0;
         self.seldepth = 0;
@@ -402,21 +406,41 @@ impl<P: Probe> Worker<P> {
         self.stopped
     }
 
-    /// Has the current position occurred before (on the search path or in the game) within
-    /// the reversible-move window? One repetition counts as a draw inside the search.
+    /// Has the current position occurred before within the reversible-move window? One
+    /// repetition on the search path (from the root on) counts as a draw. With switch
+    /// `draws`, an occurrence only in the game before the root needs a second one (the real
+    /// threefold rule): a position seen once in the game is not a draw to aim for or avoid.
+    /// Without it, any earlier occurrence counts.
     #[inline]
     fn is_repetition(&self, board: &Board) -> bool {
         let key = board.hash();
         let window = board.halfmove_clock() as usize;
         let n = self.keys.len();
+        let mut before_root = false;
         let mut i = 2;
         while i <= window && i <= n {
-            if self.keys[n - i] == key {
-                return true;
+            let at = n - i;
+            if self.keys[at] == key {
+                if !self.cfg.draws || at >= self.root_keys || before_root {
+                    return true;
+                }
+                before_root = true;
             }
             i += 2;
         }
         false
+    }
+
+    /// The score of a repetition draw: 0, or with switch `draws` ±1 by the node count
+    /// (dithering keeps the search from treating every drawn line as equal and exactly zero,
+    /// which blinds it to the difference between a repetition and a real plan).
+    #[inline]
+    fn repetition_draw(&self) -> i32 {
+        if self.cfg.draws {
+            DRAW - 1 + (self.nodes & 2) as i32
+        } else {
+            DRAW
+        }
     }
 
     #[inline]
@@ -621,7 +645,10 @@ impl<P: Probe> Worker<P> {
             if board.halfmove_clock() >= 100 && (!in_check || has_legal_move(board)) {
                 return DRAW;
             }
-            if self.is_repetition(board) || is_drawish_material(board) {
+            if self.is_repetition(board) {
+                return self.repetition_draw();
+            }
+            if is_drawish_material(board) {
                 return DRAW;
             }
             if ply >= MAX_PLY - 2 {

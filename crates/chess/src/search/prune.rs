@@ -389,6 +389,9 @@ pub struct PruneConfig {
     /// History pruning: late quiet moves with a bad history at low depth are skipped (off
     /// until games support it).
     pub hist_prune: bool,
+    /// Draw handling: a position seen once before the root is not yet a draw (threefold),
+    /// and repetition draws score ±1 by node count (off until games support it).
+    pub draws: bool,
     /// The search constants SPSA may tune (defaults: the constants of `params.rs`).
     pub aspiration_delta: i32,
     pub rfp_margin: i32,
@@ -436,6 +439,7 @@ impl Default for PruneConfig {
             tm_effort: false,
             probcut: false,
             hist_prune: false,
+            draws: false,
             aspiration_delta: P::ASPIRATION_DELTA,
             rfp_margin: P::RFP_MARGIN_PER_DEPTH,
             rfp_improving: P::RFP_IMPROVING_BONUS,
@@ -641,6 +645,12 @@ pub const SWITCHES: &[Switch] = &[
         hist_prune,
         on_off,
         "history pruning: skip late quiet moves whose history is bad at low depth"
+    ),
+    switch!(
+        "draws",
+        draws,
+        on_off,
+        "draw handling: threefold before the root, repetition scores dithered ±1"
     ),
     // The search constants SPSA tunes (`tune(min, max, step)`); defaults in `params.rs`.
     switch!(
