@@ -654,3 +654,34 @@ fn shards_as_processes_merge_to_the_single_process_screen() {
     assert!(text(&o.stderr).contains("is locked"), "{}", text(&o.stderr));
     drop(held);
 }
+
+/// The memory check honours `ulimit -v` (RLIMIT_AS), not only MemAvailable and the cgroup:
+/// under a 2 GB address-space limit a 3.2 GB search table is refused with the one-line error
+/// naming what the limit leaves, where MemAvailable alone would let it through (on a machine
+/// with more than 4.2 GB free) to a failed allocation (issue 36).
+#[test]
+fn table_memory_check_honours_the_address_space_limit() {
+    let exe = env!("CARGO_BIN_EXE_drop7");
+    let run = |limit: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{limit} exec \"$0\" search --board startpos --next 3 --rise 5 --table 67108864",
+            ))
+            .arg(exe)
+            .output()
+            .unwrap()
+    };
+    let o = run("ulimit -v 2000000 &&");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let e = text(&o.stderr);
+    // What is left under the limit is at most its 2.0 GB (less on a machine with less).
+    let left: f64 = e
+        .split("needs 3.2 GB and only ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("{e}"));
+    assert!(left <= 2.05, "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}

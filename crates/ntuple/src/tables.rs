@@ -31,8 +31,36 @@ pub fn bytes_needed(layout: &Layout, with_coherence: bool) -> u64 {
 
 /// Memory this process may still take, in bytes (None where unknown): `MemAvailable` from
 /// /proc/meminfo, lowered to what the cgroup's limit leaves (a container or a Slurm job sees
-/// the host's MemAvailable but is killed at its own limit; issue 36).
+/// the host's MemAvailable but is killed at its own limit; issue 36) and to the address space
+/// left under `RLIMIT_AS` (`ulimit -v`, where an allocation beyond it fails outright).
 pub fn available_memory() -> Option<u64> {
+    [meminfo_and_cgroup(), address_space_left()]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// The address space left under the soft `RLIMIT_AS`: the limit from /proc/self/limits less
+/// the process's `VmSize` (None when unlimited or unreadable).
+fn address_space_left() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    // `Max address space  <soft> <hard> bytes`; "unlimited" does not parse.
+    let soft: u64 = line.split_whitespace().nth(3)?.parse().ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmSize:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(soft.saturating_sub(kb * 1024))
+}
+
+fn meminfo_and_cgroup() -> Option<u64> {
     let meminfo = (|| {
         let text = std::fs::read_to_string("/proc/meminfo").ok()?;
         let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
