@@ -882,3 +882,44 @@ fn hostile_files_and_requests_are_refused() {
     let (st, _, _) = s.request("GET", "/api/info", &own, b"");
     assert_eq!(st, 200);
 }
+
+/// Work ends with its client (issue 36): four slow replays (a whole depth-3 game each, as
+/// many as the server has workers) whose clients leave at once do not keep the server busy —
+/// the next request is answered promptly; and connections beyond the server's queue are told
+/// 503 rather than each given a thread.
+#[test]
+fn replays_end_with_their_clients_and_connections_are_capped() {
+    let tmp = tmpdir("cancel");
+    let srv = Serve::start(tmp.path(), &[]);
+    let gone: Vec<TcpStream> = (0..4)
+        .map(|i| {
+            let mut s = TcpStream::connect(&srv.addr).unwrap();
+            write!(
+                s,
+                "GET /api/replay?policy=fair-d3s7&seed={} HTTP/1.1\r\nHost: {}\r\n\r\n",
+                1000 + i,
+                srv.addr
+            )
+            .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(gone);
+    let t0 = std::time::Instant::now();
+    let v = srv.ok("/api/info");
+    assert!(v.is_object());
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "answered after {:?}: the replays went on without their clients",
+        t0.elapsed()
+    );
+    // Far more silent connections than workers and queue: the surplus is refused at once.
+    let silent: Vec<TcpStream> = (0..100)
+        .map(|_| TcpStream::connect(&srv.addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, _, body) = srv.request("GET", "/api/info", "", b"");
+    assert_eq!(status, 503, "{}", String::from_utf8_lossy(&body));
+    drop(silent);
+}

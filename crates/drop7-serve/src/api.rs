@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use super::files::{Root, content_type, has_ext};
 use super::frames::animate;
-use super::{ApiError, Body, Ctx, Params};
+use super::{ApiError, Body, Ctx, Gone, Params};
 
 /// A loaded model: its tables and the SHA-256 of its file.
 #[derive(Clone)]
@@ -719,7 +719,7 @@ pub fn games(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
 }
 
 /// Play game `seed` with `label`'s policy, recording every state and column (cached).
-fn replay_game(ctx: &Ctx, label: &str, seed: u32) -> Result<Arc<Value>, ApiError> {
+fn replay_game(ctx: &Ctx, label: &str, seed: u32, gone: &Gone) -> Result<Arc<Value>, ApiError> {
     let key = (label.to_owned(), seed);
     if let Some(v) = ctx
         .replays
@@ -744,6 +744,16 @@ fn replay_game(ctx: &Ctx, label: &str, seed: u32) -> Result<Arc<Value>, ApiError
     let (mut work, mut illegal) = (0u64, false);
     let t0 = std::time::Instant::now();
     while !game.finished() {
+        // Nobody will read the answer: stop (the work per request ends with its client).
+        if gone() {
+            return Err(ApiError::new(
+                499,
+                format!(
+                    "replay of `{label}` on {}: the client left, abandoned",
+                    seed_hex(seed)
+                ),
+            ));
+        }
         if t0.elapsed() > REPLAY_BUDGET {
             return Err(ApiError::new(
                 503,
@@ -797,8 +807,9 @@ fn replay_with_record(
     label: &str,
     seed: u32,
     record: Option<GameRecord>,
+    gone: &Gone,
 ) -> Result<Value, ApiError> {
-    let r = replay_game(ctx, label, seed)?;
+    let r = replay_game(ctx, label, seed, gone)?;
     let mut v = (*r).clone();
     let matches = record.as_ref().map(|rec| {
         rec.score == v["score"].as_u64().unwrap_or(0)
@@ -811,10 +822,10 @@ fn replay_with_record(
 
 /// `file` + `seed` (a game of a results file, checked against its record), or `policy` +
 /// `seed` (any policy on any seed).
-pub fn replay(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
+pub fn replay(ctx: &Ctx, p: &Params, gone: &Gone) -> Result<Value, ApiError> {
     let seed = seed_param(p)?;
     if let Some(policy) = p.get("policy") {
-        return replay_with_record(ctx, policy, seed, None);
+        return replay_with_record(ctx, policy, seed, None, gone);
     }
     let path = file_param(ctx, p, "file")?;
     if !path.is_file() {
@@ -831,7 +842,7 @@ pub fn replay(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
         ))
     })?;
     let label = record.policy.clone();
-    let mut v = replay_with_record(ctx, &label, seed, Some(record))?;
+    let mut v = replay_with_record(ctx, &label, seed, Some(record), gone)?;
     v["file"] = json!(ctx.root.rel(&path));
     Ok(v)
 }
@@ -1102,7 +1113,7 @@ pub fn screen(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
 
 /// A screen's contrast on one seed: both arms' games replayed side by side, with their
 /// records (when the screen directory has its games files) and the paired difference.
-pub fn pair(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
+pub fn pair(ctx: &Ctx, p: &Params, gone: &Gone) -> Result<Value, ApiError> {
     let s = open_screen(ctx, param(p, "screen")?)?;
     let seed = seed_param(p)?;
     let contrasts = s.report["contrasts"]
@@ -1136,7 +1147,7 @@ pub fn pair(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
             Some(f) => find_record(&ctx.root, &f, seed)?,
             None => None,
         };
-        sides.push(replay_with_record(ctx, &arm, seed, record)?);
+        sides.push(replay_with_record(ctx, &arm, seed, record, gone)?);
     }
     let score = |v: &Value| {
         v["record"]["score"]

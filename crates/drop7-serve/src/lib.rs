@@ -9,18 +9,18 @@
 //! compiled into the binary (no CDN, no build step).
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tiny_http::{Header, Method, Request, Response, Server};
-
 mod api;
 mod files;
 mod frames;
+pub mod http;
+
+use http::Request;
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
 const APP_JS: &str = include_str!("../assets/app.js");
@@ -28,8 +28,6 @@ const APP_CSS: &str = include_str!("../assets/app.css");
 
 /// The largest request body accepted (a saved game of 2,000 moves is about 1 MB).
 const MAX_BODY: usize = 8 << 20;
-/// Request-handling threads (a search holds one while it thinks).
-const WORKERS: usize = 4;
 
 /// What to serve, and where.
 #[derive(Debug, Clone)]
@@ -110,11 +108,8 @@ pub fn run(cfg: Config, ready: impl FnOnce(SocketAddr, &Path)) -> Result<(), Ser
     }
     let addr = cfg.addr;
     let listen = |message: String| ServeError::Listen { addr, message };
-    let server = Server::http(addr).map_err(|e| listen(e.to_string()))?;
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| listen("not an IP address".into()))?;
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| listen(e.to_string()))?;
+    let bound = listener.local_addr().map_err(|e| listen(e.to_string()))?;
     let ctx = Arc::new(Ctx {
         root,
         model: cfg.model.clone(),
@@ -123,25 +118,8 @@ pub fn run(cfg: Config, ready: impl FnOnce(SocketAddr, &Path)) -> Result<(), Ser
         loopback: addr.ip().is_loopback(),
     });
     ready(bound, &ctx.root.dir);
-    let server = Arc::new(server);
-    let workers: Vec<_> = (0..WORKERS)
-        .map(|_| {
-            let (server, ctx) = (server.clone(), ctx.clone());
-            std::thread::spawn(move || {
-                while let Ok(req) = server.recv() {
-                    handle(&ctx, req);
-                }
-            })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
-    }
+    http::serve(listener, MAX_BODY, move |req| handle(&ctx, req));
     Ok(())
-}
-
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("a valid header")
 }
 
 /// A response body and its media type.
@@ -155,17 +133,20 @@ fn respond(req: Request, status: u16, body: Body) {
         Body::Json(v) => (v.to_string().into_bytes(), "application/json"),
         Body::Bytes(b, k) => (b, k),
     };
-    let resp = Response::from_data(bytes)
-        .with_status_code(status)
-        .with_header(header("Content-Type", kind))
-        .with_header(header("Cache-Control", "no-store"))
-        .with_header(header("X-Content-Type-Options", "nosniff"))
-        // files from the results directory are shown, never run
-        .with_header(header(
-            "Content-Security-Policy",
-            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
-        ));
-    let _ = req.respond(resp);
+    req.respond(
+        status,
+        &[
+            ("Content-Type", kind),
+            ("Cache-Control", "no-store"),
+            ("X-Content-Type-Options", "nosniff"),
+            // files from the results directory are shown, never run
+            (
+                "Content-Security-Policy",
+                "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
+            ),
+        ],
+        &bytes,
+    );
 }
 
 /// The host part of a Host header (`name`, `name:port`, `[v6]:port`).
@@ -187,12 +168,7 @@ fn loopback_host(h: &str) -> bool {
 /// `Sec-Fetch-Site` (`cross-site`) or, for scripts and forms, in an `Origin` whose host is not
 /// the one the request was sent to. A request with neither (curl, scripts) is not a browser's.
 fn cross_site(req: &Request) -> Option<ApiError> {
-    let get = |name: &'static str| {
-        req.headers()
-            .iter()
-            .find(|h| h.field.equiv(name))
-            .map(|h| h.value.as_str().trim().to_owned())
-    };
+    let get = |name: &'static str| req.header(name).map(str::to_owned);
     // `same-origin` (the page's own requests) and `none` (typed in the address bar) only: a
     // page on another port of this host is `same-site`, and no-cors requests (an `<img>`) carry
     // no Origin.
@@ -217,42 +193,38 @@ fn cross_site(req: &Request) -> Option<ApiError> {
     None
 }
 
-fn handle(ctx: &Ctx, mut req: Request) {
-    if ctx.loopback {
-        let host = req
-            .headers()
-            .iter()
-            .find(|h| h.field.equiv("Host"))
-            .map(|h| h.value.as_str().to_owned());
-        if let Some(h) = host
-            && !loopback_host(&h)
-        {
-            let e = ApiError::forbidden(format!(
-                "Host `{h}` refused: this server answers only to localhost names"
-            ));
-            return respond(req, e.status, error_body(&e));
-        }
+fn handle(ctx: &Ctx, req: Request) {
+    if ctx.loopback
+        && let Some(h) = req.header("Host")
+        && !loopback_host(h)
+    {
+        let e = ApiError::forbidden(format!(
+            "Host `{h}` refused: this server answers only to localhost names"
+        ));
+        return respond(req, e.status, error_body(&e));
     }
     if let Some(e) = cross_site(&req) {
         return respond(req, e.status, error_body(&e));
     }
-    let url = req.url().to_owned();
+    let url = req.url.clone();
     let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-    let path = path.to_owned();
     let params = match parse_query(query) {
         Ok(p) => p,
         Err(e) => return respond(req, e.status, error_body(&e)),
     };
-    let method = req.method().clone();
-    let body = if method == Method::Post {
-        match read_body(&mut req) {
+    let body = if req.method == "POST" {
+        match String::from_utf8(req.body.clone()) {
             Ok(b) => Some(b),
-            Err(e) => return respond(req, e.status, error_body(&e)),
+            Err(_) => {
+                let e = ApiError::bad("the request body is not UTF-8");
+                return respond(req, e.status, error_body(&e));
+            }
         }
     } else {
         None
     };
-    let result = route(ctx, &method, &path, &params, body.as_deref());
+    let gone = || req.client_gone();
+    let result = route(ctx, &req.method, path, &params, body.as_deref(), &gone);
     match result {
         Ok(b) => respond(req, 200, b),
         Err(e) => respond(req, e.status, error_body(&e)),
@@ -261,27 +233,6 @@ fn handle(ctx: &Ctx, mut req: Request) {
 
 fn error_body(e: &ApiError) -> Body {
     Body::Json(json!({"error": e.message, "status": e.status}))
-}
-
-fn read_body(req: &mut Request) -> Result<String, ApiError> {
-    if req.body_length().is_some_and(|n| n > MAX_BODY) {
-        return Err(ApiError::new(
-            413,
-            format!("request body over {MAX_BODY} bytes"),
-        ));
-    }
-    let mut buf = Vec::new();
-    req.as_reader()
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| ApiError::bad(format!("reading the request body: {e}")))?;
-    if buf.len() > MAX_BODY {
-        return Err(ApiError::new(
-            413,
-            format!("request body over {MAX_BODY} bytes"),
-        ));
-    }
-    String::from_utf8(buf).map_err(|_| ApiError::bad("the request body is not UTF-8"))
 }
 
 /// Query parameters, percent-decoded (`+` is a space).
@@ -321,14 +272,18 @@ fn percent_decode(s: &str) -> Result<String, ApiError> {
     String::from_utf8(out).map_err(|_| ApiError::bad("a query parameter is not UTF-8"))
 }
 
+/// Has the client gone away (a long handler polls it to stop early)?
+pub type Gone<'a> = dyn Fn() -> bool + 'a;
+
 fn route(
     ctx: &Ctx,
-    method: &Method,
+    method: &str,
     path: &str,
     p: &Params,
     body: Option<&str>,
+    gone: &Gone,
 ) -> Result<Body, ApiError> {
-    let get = *method == Method::Get || *method == Method::Head;
+    let get = method == "GET" || method == "HEAD";
     let asset = |text: &str, kind: &'static str| Body::Bytes(text.as_bytes().to_vec(), kind);
     let only_get = |b: Result<Body, ApiError>| {
         if get {
@@ -350,28 +305,28 @@ fn route(
         },
         _ if path.starts_with("/files/") => only_get(api::raw_file(ctx, &path["/files/".len()..])),
         _ if path.starts_with("/api/") => {
-            let handler: fn(&Ctx, &Params) -> Result<Body, ApiError> = match path {
-                "/api/info" => |c, _| api::info(c).map(Body::Json),
-                "/api/new" => |_, p| api::new_game(p).map(Body::Json),
-                "/api/game" => |_, p| api::game(p).map(Body::Json),
-                "/api/trace" => |_, p| api::trace(p),
-                "/api/step" => |_, p| api::step(p).map(Body::Json),
-                "/api/advice" => |c, p| api::advice(c, p).map(Body::Json),
-                "/api/leaf" => |_, p| api::leaf(p).map(Body::Json),
-                "/api/files" => |c, _| api::results_files(c).map(Body::Json),
-                "/api/games" => |c, p| api::games(c, p).map(Body::Json),
-                "/api/replay" => |c, p| api::replay(c, p).map(Body::Json),
-                "/api/runs" => |c, _| api::runs(c).map(Body::Json),
-                "/api/screen" => |c, p| api::screen(c, p).map(Body::Json),
-                "/api/pair" => |c, p| api::pair(c, p).map(Body::Json),
-                "/api/training" => |c, p| api::training(c, p).map(Body::Json),
-                "/api/training.svg" => api::training_svg,
+            let handler: fn(&Ctx, &Params, &Gone) -> Result<Body, ApiError> = match path {
+                "/api/info" => |c, _, _| api::info(c).map(Body::Json),
+                "/api/new" => |_, p, _| api::new_game(p).map(Body::Json),
+                "/api/game" => |_, p, _| api::game(p).map(Body::Json),
+                "/api/trace" => |_, p, _| api::trace(p),
+                "/api/step" => |_, p, _| api::step(p).map(Body::Json),
+                "/api/advice" => |c, p, _| api::advice(c, p).map(Body::Json),
+                "/api/leaf" => |_, p, _| api::leaf(p).map(Body::Json),
+                "/api/files" => |c, _, _| api::results_files(c).map(Body::Json),
+                "/api/games" => |c, p, _| api::games(c, p).map(Body::Json),
+                "/api/replay" => |c, p, g| api::replay(c, p, g).map(Body::Json),
+                "/api/runs" => |c, _, _| api::runs(c).map(Body::Json),
+                "/api/screen" => |c, p, _| api::screen(c, p).map(Body::Json),
+                "/api/pair" => |c, p, g| api::pair(c, p, g).map(Body::Json),
+                "/api/training" => |c, p, _| api::training(c, p).map(Body::Json),
+                "/api/training.svg" => |c, p, _| api::training_svg(c, p),
                 _ => return Err(ApiError::not_found(format!("no such API: {path}"))),
             };
             if !get {
                 return Err(ApiError::new(405, format!("{path} answers GET only")));
             }
-            handler(ctx, p)
+            handler(ctx, p, gone)
         }
         _ => Err(ApiError::not_found(format!("no such page: {path}"))),
     }
