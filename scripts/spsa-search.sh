@@ -1,0 +1,31 @@
+#!/bin/sh
+# Issue 33 item 3: SPSA over actuary's search constants, a budget spread over sittings and
+# resumed from what is committed (docs/tune/spsa/: the input, the state, the trajectory, its
+# figure). Each call plays for at most MINUTES (default 60) and stops at a batch boundary;
+# commit docs/tune/spsa/ afterwards. The same call goes on where the last one stopped.
+#
+# Usage (from the repository root, after cargo build --release -p actuary -p arbiter):
+#   sh scripts/spsa-search.sh [MINUTES]
+#
+# The run: 10,000 game pairs (20,000 games) at 1+0.01, both cores, OpenBench's schedule, the
+# 16 constants whose switches are on by default (the ProbCut and history-pruning margins are
+# left out while those switches are off). Paths are relative so a fresh clone resumes it. The
+# engine is whatever target/release/actuary is built from: a tune that spans commits tunes the
+# search as it is at each point, which is what OpenBench does too. The tuned values become the
+# defaults only after an SPRT(0, 10) at 2+0.02 against the untuned ones.
+set -eu
+MINUTES=${1:-60}
+DIR=docs/tune/spsa
+for f in target/release/actuary target/release/arbiter data/chess/books/2moves_v1.epd; do
+  [ -e "$f" ] || { echo "spsa-search: $f is missing (run from the repository root after building)" >&2; exit 2; }
+done
+mkdir -p "$DIR"
+if [ ! -s "$DIR/params.txt" ]; then
+  target/release/actuary spsa-input | grep -v -e '^prune.probcut-margin,' -e '^prune.hp-margin,' > "$DIR/params.txt.tmp"
+  mv "$DIR/params.txt.tmp" "$DIR/params.txt"
+fi
+exec target/release/arbiter spsa --engine cmd=target/release/actuary option.Hash=16 \
+  --params "$DIR/params.txt" --pairs 10000 --tc 1+0.01 \
+  --book data/chess/books/2moves_v1.epd --seed 33 --concurrency 2 \
+  --state "$DIR/state.json" --trajectory "$DIR/trajectory.jsonl" --svg "$DIR/trajectory.svg" \
+  --max-minutes "$MINUTES" --resume
