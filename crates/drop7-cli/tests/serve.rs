@@ -915,9 +915,13 @@ fn replays_end_with_their_clients_and_connections_are_capped() {
         t0.elapsed()
     );
     // Far more silent connections than workers and queue: the surplus is refused at once.
-    let silent: Vec<TcpStream> = (0..100)
+    let mut silent: Vec<TcpStream> = (0..100)
         .map(|_| TcpStream::connect(&srv.addr).unwrap())
         .collect();
+    // (The workers take their first silent connections after the queue has filled: refill
+    // the places they leave.)
+    std::thread::sleep(Duration::from_millis(300));
+    silent.extend((0..8).map(|_| TcpStream::connect(&srv.addr).unwrap()));
     std::thread::sleep(Duration::from_millis(500));
     let (status, _, body) = srv.request("GET", "/api/info", "", b"");
     assert_eq!(status, 503, "{}", String::from_utf8_lossy(&body));

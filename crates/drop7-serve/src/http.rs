@@ -4,12 +4,12 @@
 //! here is what a hostile client cannot do. Every limit is explicit:
 //!
 //! - **connections**: one accept thread hands sockets to [`WORKERS`] handler threads through a
-//!   queue of [`QUEUE`]; when the queue is full the connection is answered `503` at once and
-//!   closed, so threads and memory stay bounded whatever the number of clients (the crate used
+//!   queue of [`QUEUE`]; when the queue is full the connection is answered `503` at once (by
+//!   one more thread, with a queue of its own) and closed, so threads and memory stay bounded whatever the number of clients (the crate used
 //!   before gave every connection a thread: 1,500 half-open connections, 1,500 threads);
 //! - **time**: the request head must arrive within [`HEAD_TIMEOUT`] and the body within
-//!   [`BODY_TIMEOUT`] (a client that trickles bytes is dropped), writes give up after
-//!   [`WRITE_TIMEOUT`];
+//!   [`BODY_TIMEOUT`] (a client that trickles bytes is dropped), the whole answer must be
+//!   taken within [`WRITE_TIMEOUT`];
 //! - **size**: a head over [`MAX_HEAD`] bytes is `431`, a body over the caller's cap `413`;
 //!   `Transfer-Encoding` bodies are refused (`411`: the page always sends a length);
 //! - **one request per connection** (`Connection: close`): nothing waits on an idle socket;
@@ -32,7 +32,7 @@ pub const MAX_HEAD: usize = 32 << 10;
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time a client has to send the whole body.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
-/// Time a write of the answer may block.
+/// Time the client has to take the whole answer.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One request, read whole; answered with [`Request::respond`].
@@ -55,25 +55,39 @@ impl Request {
     }
 
     /// Has the client closed the connection (or reset it)? It sent its whole request and
-    /// waits for the answer, so anything but "no data yet" means nobody is listening.
+    /// waits for the answer; bytes it sends after the request (a pipelined request, a stray
+    /// CRLF after a body) are read and dropped. A client that shuts down only its sending
+    /// side after the request (`nc -N`) also reads as gone, as in most servers; browsers never
+    /// do that.
     pub fn client_gone(&self) -> bool {
         if self.stream.set_nonblocking(true).is_err() {
             return false;
         }
-        let mut b = [0u8; 1];
-        let gone = match self.stream.peek(&mut b) {
-            Ok(0) => true,
-            Ok(_) => false,
-            Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
-        };
+        let mut sink = [0u8; 1024];
+        let mut gone = false;
+        // Bounded: a client streaming bytes at us is still there.
+        for _ in 0..64 {
+            match (&self.stream).read(&mut sink) {
+                Ok(0) => {
+                    gone = true;
+                    break;
+                }
+                Ok(_) => continue,
+                Err(e) => {
+                    gone = e.kind() != std::io::ErrorKind::WouldBlock;
+                    break;
+                }
+            }
+        }
         let _ = self.stream.set_nonblocking(false);
         gone
     }
 
-    /// Answer and close. `HEAD` gets the headers without the body.
+    /// Answer and close. `HEAD` gets the headers (with the length the body would have)
+    /// without the body.
     pub fn respond(self, status: u16, headers: &[(&str, &str)], body: &[u8]) {
-        let body = if self.method == "HEAD" { &[][..] } else { body };
-        write_response(self.stream, status, headers, body);
+        let head_only = self.method == "HEAD";
+        write_response(self.stream, status, headers, body, head_only, true);
     }
 }
 
@@ -97,8 +111,37 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-fn write_response(mut s: TcpStream, status: u16, headers: &[(&str, &str)], body: &[u8]) {
-    let _ = s.set_write_timeout(Some(WRITE_TIMEOUT));
+/// Write with one deadline for the whole answer (a per-call timeout would let a client that
+/// reads a byte now and then hold the thread for ever).
+fn write_all_by(s: &mut TcpStream, mut bytes: &[u8], deadline: Instant) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .ok_or(std::io::ErrorKind::TimedOut)?;
+        s.set_write_timeout(Some(left.max(Duration::from_millis(1))))?;
+        match s.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Send the answer and close. With `drain`, first take what the client still sends, for at
+/// most [`DRAIN_TIMEOUT`] in all: closing a socket with unread input makes the kernel reset
+/// the connection, which can destroy the answer before the client reads it (a refusal sent
+/// before the body was read). Without it (the accept thread, which must not wait), only what
+/// has already arrived is taken.
+fn write_response(
+    mut s: TcpStream,
+    status: u16,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    head_only: bool,
+    drain: bool,
+) {
     let mut head = format!(
         "HTTP/1.1 {status} {}\r\nContent-Length: {}\r\nConnection: close\r\n",
         reason(status),
@@ -111,31 +154,39 @@ fn write_response(mut s: TcpStream, status: u16, headers: &[(&str, &str)], body:
         head.push_str("\r\n");
     }
     head.push_str("\r\n");
-    let _ = s
-        .write_all(head.as_bytes())
-        .and_then(|()| s.write_all(body));
-    let _ = s.flush();
+    let deadline = Instant::now() + WRITE_TIMEOUT;
+    let body = if head_only { &[][..] } else { body };
+    let _ = write_all_by(&mut s, head.as_bytes(), deadline)
+        .and_then(|()| write_all_by(&mut s, body, deadline));
     let _ = s.shutdown(Shutdown::Write);
-    // Closing a socket with unread input makes the kernel reset the connection, which can
-    // destroy the answer before the client reads it (a refusal sent before the body was
-    // read): take what the client still sends, briefly, until it closes.
-    let _ = s.set_read_timeout(Some(DRAIN_TIMEOUT));
     let mut sink = [0u8; 4096];
     let mut drained = 0;
-    while drained < MAX_DRAIN {
-        match s.read(&mut sink) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => drained += n,
+    if drain {
+        let until = Instant::now() + DRAIN_TIMEOUT;
+        while drained < MAX_DRAIN {
+            match read_some(&mut s, &mut sink, until) {
+                Some(n) => drained += n,
+                None => break,
+            }
+        }
+    } else if s.set_nonblocking(true).is_ok() {
+        while drained < MAX_DRAIN {
+            match s.read(&mut sink) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => drained += n,
+            }
         }
     }
 }
 
-/// How long a closing connection waits for the client's unread input, and how much it takes.
+/// How long in all a closing connection waits for the client's unread input, and how much
+/// it takes.
 const DRAIN_TIMEOUT: Duration = Duration::from_millis(200);
 const MAX_DRAIN: usize = 1 << 20;
 
-/// A refusal before any handler ran: a JSON error like the API's.
-fn refuse(s: TcpStream, status: u16, message: &str) {
+/// A refusal before any handler ran: a JSON error like the API's. `drain` as in
+/// [`write_response`].
+fn refuse_with(s: TcpStream, status: u16, message: &str, drain: bool) {
     let body = serde_json::json!({"error": message, "status": status}).to_string();
     write_response(
         s,
@@ -145,7 +196,13 @@ fn refuse(s: TcpStream, status: u16, message: &str) {
             ("Cache-Control", "no-store"),
         ],
         body.as_bytes(),
+        false,
+        drain,
     );
+}
+
+fn refuse(s: TcpStream, status: u16, message: &str) {
+    refuse_with(s, status, message, true);
 }
 
 /// Read from `s` into `buf` until `deadline`; false on a timeout, an error or the end.
@@ -261,12 +318,13 @@ fn read_request(mut s: TcpStream, max_body: usize) -> Option<Request> {
 }
 
 /// Serve `listener` until the process ends: requests of at most `max_body` bytes go to
-/// `handle` on [`WORKERS`] threads.
+/// `handle` on [`WORKERS`] threads. A handler that panics loses its request (the connection
+/// closes), not its thread. Fails only when no worker thread can be started.
 pub fn serve(
     listener: TcpListener,
     max_body: usize,
     handle: impl Fn(Request) + Send + Sync + 'static,
-) {
+) -> std::io::Result<()> {
     let (tx, rx): (SyncSender<TcpStream>, Receiver<TcpStream>) = sync_channel(QUEUE);
     let rx = Arc::new(Mutex::new(rx));
     let handle = Arc::new(handle);
@@ -279,22 +337,45 @@ pub fn serve(
                     let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
                     let Ok(stream) = next else { break };
                     if let Some(req) = read_request(stream, max_body) {
-                        handle(req);
+                        let h = &handle;
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h(req)));
                     }
                 }
             });
-        if spawned.is_err() && i == 0 {
-            return;
+        if let Err(e) = spawned
+            && i == 0
+        {
+            return Err(e);
         }
     }
+    // Busy answers are written (and drained, so the answer is not lost to a reset) by one
+    // thread of their own, so the accept loop never waits; beyond its queue a connection is
+    // closed unanswered.
+    let (busy_tx, busy_rx) = sync_channel::<TcpStream>(QUEUE);
+    let busy = std::thread::Builder::new()
+        .name("serve-busy".into())
+        .spawn(move || {
+            for s in busy_rx {
+                refuse(s, 503, "busy: too many connections, try again");
+            }
+        })
+        .is_ok();
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
         match tx.try_send(stream) {
             Ok(()) => {}
-            Err(TrySendError::Full(s)) => refuse(s, 503, "busy: too many connections, try again"),
-            Err(TrySendError::Disconnected(_)) => return,
+            Err(TrySendError::Full(s)) if busy => {
+                if let Err(TrySendError::Full(s)) = busy_tx.try_send(s) {
+                    refuse_with(s, 503, "busy: too many connections, try again", false);
+                }
+            }
+            Err(TrySendError::Full(s)) => {
+                refuse_with(s, 503, "busy: too many connections, try again", false);
+            }
+            Err(TrySendError::Disconnected(_)) => break,
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -307,7 +388,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         std::thread::spawn(move || {
-            serve(l, 100, |r| {
+            let _ = serve(l, 100, |r| {
                 let text = format!(
                     "{} {} {} {}",
                     r.method,
@@ -316,7 +397,7 @@ mod tests {
                     r.body.len()
                 );
                 r.respond(200, &[("Content-Type", "text/plain")], text.as_bytes());
-            })
+            });
         });
         addr
     }
@@ -340,11 +421,13 @@ mod tests {
         assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
         assert!(r.contains("Connection: close"), "{r}");
         assert!(r.ends_with("POST /a?b=1 yes 5"), "{r}");
+        // HEAD: the length the body would have ("HEAD / - 0"), and no body.
         let r = exchange(addr, b"HEAD / HTTP/1.0\r\n\r\n");
         assert!(
             r.starts_with("HTTP/1.1 200") && r.ends_with("\r\n\r\n"),
             "{r}"
         );
+        assert!(r.contains("Content-Length: 10\r\n"), "{r}");
         for (raw, status) in [
             (&b"GARBAGE\r\n\r\n"[..], "400"),
             (b"GET / HTTP/1.1\r\nno colon\r\n\r\n", "400"),
@@ -372,12 +455,21 @@ mod tests {
         let addr = echo();
         // Silent connections: each holds a worker until the head timeout, the rest queue up,
         // and those beyond the queue are told 503 at once.
-        let silent: Vec<TcpStream> = (0..WORKERS + QUEUE + 8)
+        let mut silent: Vec<TcpStream> = (0..WORKERS + QUEUE + 8)
             .map(|_| TcpStream::connect(addr).unwrap())
             .collect();
+        // The workers take their first connection only after some were queued: fill the
+        // places they left in the queue.
         std::thread::sleep(Duration::from_millis(300));
+        silent.extend((0..WORKERS).map(|_| TcpStream::connect(addr).unwrap()));
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
         let r = exchange(addr, b"GET / HTTP/1.1\r\n\r\n");
-        assert!(r.starts_with("HTTP/1.1 503 "), "{r}");
+        assert!(
+            r.starts_with("HTTP/1.1 503 "),
+            "{r} after {:?}",
+            t.elapsed()
+        );
         drop(silent);
         // Once they are gone (closed: each worker's read ends at once), it answers again.
         let t0 = Instant::now();
@@ -397,13 +489,13 @@ mod tests {
         let addr = l.local_addr().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            serve(l, 0, move |r| {
+            let _ = serve(l, 0, move |r| {
                 let t0 = Instant::now();
                 while !r.client_gone() && t0.elapsed() < Duration::from_secs(10) {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 let _ = tx.send(r.client_gone());
-            })
+            });
         });
         let mut s = TcpStream::connect(addr).unwrap();
         s.write_all(b"GET /slow HTTP/1.1\r\n\r\n").unwrap();

@@ -118,8 +118,8 @@ pub fn run(cfg: Config, ready: impl FnOnce(SocketAddr, &Path)) -> Result<(), Ser
         loopback: addr.ip().is_loopback(),
     });
     ready(bound, &ctx.root.dir);
-    http::serve(listener, MAX_BODY, move |req| handle(&ctx, req));
-    Ok(())
+    http::serve(listener, MAX_BODY, move |req| handle(&ctx, req))
+        .map_err(|e| listen(format!("cannot start the request threads: {e}")))
 }
 
 /// A response body and its media type.
