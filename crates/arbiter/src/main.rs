@@ -385,8 +385,9 @@ fn real_main() -> Result<(), Failure> {
 ///
 /// The state (--state, JSON) is replaced atomically after every batch of --concurrency
 /// pairs, the trajectory (--trajectory, JSON lines) grows by one line a batch; a stopped run
-/// goes on with the same command and --resume (at most one batch is lost, and the result is
-/// the same as without the stop: every draw is seeded by --seed and the iteration). At the
+/// goes on with the same command and --resume (at most one batch is lost; with --nodes or
+/// --depth the result is the same as without the stop: every draw is seeded by --seed and
+/// the iteration). At the
 /// end the current values are printed on stdout as input lines (the start of a longer
 /// tune) and, with --svg, the trajectory is drawn.
 ///
@@ -448,7 +449,8 @@ struct SpsaCli {
     /// Draw the trajectory at the end (needs --trajectory).
     #[arg(long, value_name = "FILE", requires = "trajectory")]
     svg: Option<PathBuf>,
-    /// Play at most this many pairs in this run, then save and stop.
+    /// Stop once this many pairs were played in this run (at the end of the batch under way:
+    /// a multiple of --concurrency).
     #[arg(long, value_name = "PAIRS", value_parser = clap::value_parser!(u64).range(1..),
           allow_negative_numbers = true)]
     stop_after: Option<u64>,
@@ -556,6 +558,7 @@ fn spsa_main() -> Result<(), Failure> {
                 a.resign_cp, a.resign_moves, a.draw_cp, a.draw_moves, a.draw_after
             )
         }),
+        concurrency: cli.concurrency,
         params: params.iter().map(|p| p.input_line()).collect(),
     };
     let cfg = arbiter::spsa::SpsaConfig {

@@ -23,9 +23,11 @@
 //! A run is a state file (JSON, replaced atomically after every batch of `concurrency`
 //! pairs) and a trajectory (JSON lines, one per batch); `--resume` continues from the state
 //! and drops trajectory lines written after it, so a kill loses at most one batch. Every
-//! random draw is a function of the seed and the iteration number, and a batch's updates are
-//! applied in iteration order, so a run resumed at any batch boundary ends exactly where an
-//! uninterrupted run ends.
+//! random draw is a function of the seed and the iteration number, batches start at multiples
+//! of the concurrency (which a resume must keep), and a batch's updates are applied in
+//! iteration order: given the same game results, a run stopped and resumed ends exactly where
+//! an uninterrupted run ends. (Games at a fixed node count or depth give the same results;
+//! games on a clock do not, there the resumed run is only another sample of the same tune.)
 
 use std::io::{BufRead, Write as _};
 use std::path::{Path, PathBuf};
@@ -274,6 +276,9 @@ pub struct Setup {
     pub openings: usize,
     pub random_openings: bool,
     pub adjudication: Option<String>,
+    /// Pairs per batch (all perturbed around the same values): part of the run's
+    /// arithmetic, so a resume must keep it.
+    pub concurrency: usize,
     /// The input lines (name, type, start, min, max, c_end, r_end) of every parameter.
     pub params: Vec<String>,
 }
@@ -313,6 +318,8 @@ pub struct TrajectoryLine {
 pub enum SpsaError {
     #[error("--state {}: {reason}", path.display())]
     State { path: PathBuf, reason: String },
+    #[error("--state {}: cannot save the state: {reason}", path.display())]
+    Save { path: PathBuf, reason: String },
     #[error("--state {} exists: give --resume to continue that run, or name another file", path.display())]
     StateExists { path: PathBuf },
     #[error(
@@ -350,7 +357,7 @@ pub struct SpsaConfig {
     pub trajectory: Option<PathBuf>,
     pub svg: Option<PathBuf>,
     pub resume: bool,
-    /// Play at most this many pairs in this run (then save and stop).
+    /// Stop at the first batch boundary once this many pairs were played in this run.
     pub stop_after: Option<u64>,
     /// Stop (at a batch boundary) once this much wall time has passed.
     pub max_seconds: Option<f64>,
@@ -394,7 +401,7 @@ fn load_state(path: &Path) -> Result<State, SpsaError> {
 
 fn save_state(path: &Path, s: &State) -> Result<(), SpsaError> {
     let json = serde_json::to_string_pretty(s).expect("a state serialises") + "\n";
-    evidence::atomic_write(path, json.as_bytes()).map_err(|e| SpsaError::State {
+    evidence::atomic_write(path, json.as_bytes()).map_err(|e| SpsaError::Save {
         path: path.to_owned(),
         reason: e.into_io().to_string(),
     })
@@ -425,16 +432,25 @@ pub fn read_trajectory(path: &Path, pairs_done: u64) -> Result<Vec<TrajectoryLin
     };
     let mut lines = vec![];
     let mut dropped = false;
-    for (i, l) in std::io::BufReader::new(f).lines().enumerate() {
-        let l = l.map_err(|e| bad(format!("line {}: {e}", i + 1)))?;
+    let text: Vec<String> = std::io::BufReader::new(f)
+        .lines()
+        .collect::<Result<_, _>>()
+        .map_err(|e| bad(e.to_string()))?;
+    let last = text.iter().rposition(|l| !l.trim().is_empty());
+    for (i, l) in text.iter().enumerate() {
         if l.trim().is_empty() {
             continue;
         }
-        // A line cut by a kill is the last one, after the state's last batch: dropped.
-        let Ok(t) = serde_json::from_str::<TrajectoryLine>(&l) else {
-            dropped = true;
-            continue;
+        let t = match serde_json::from_str::<TrajectoryLine>(l) {
+            Ok(t) => t,
+            // A line cut by a kill can only be the last one: dropped.
+            Err(_) if Some(i) == last => {
+                dropped = true;
+                continue;
+            }
+            Err(e) => return Err(bad(format!("line {}: {e}", i + 1))),
         };
+        // Batches after the state's last one (a kill between the two writes): dropped.
         if t.pairs > pairs_done {
             dropped = true;
             continue;
@@ -511,17 +527,19 @@ pub fn run(cfg: &SpsaConfig) -> Result<State, SpsaError> {
     let mut played_now = 0u64;
     while state.pairs_done < sched.pairs {
         let left = sched.pairs - state.pairs_done;
-        let allowance = cfg
-            .stop_after
-            .map_or(u64::MAX, |s| s.saturating_sub(played_now));
-        if allowance == 0
+        // Stops fall on batch boundaries only (a batch is perturbed around one set of
+        // values; cutting one would change the rest of the run).
+        if cfg.stop_after.is_some_and(|s| played_now >= s)
             || cfg
                 .max_seconds
                 .is_some_and(|m| t0.elapsed().as_secs_f64() >= m)
         {
             break;
         }
-        let batch = (cfg.concurrency as u64).min(left).min(allowance).max(1);
+        // Batches start at multiples of the concurrency, so a resumed run keeps the batches
+        // of an uninterrupted one.
+        let conc = cfg.concurrency.max(1) as u64;
+        let batch = (conc - state.pairs_done % conc).min(left).max(1);
         let perts: Vec<Perturbation> = (0..batch)
             .map(|b| {
                 perturb(
