@@ -325,7 +325,7 @@ pub enum SpsaError {
     #[error(
         "--resume: --state {} was started with another {what} (give the first run's \
          --engine, --params, --pairs, --seed, --tc/--nodes/--depth, --book, --book-order, \
-         --adjudicate and schedule)", path.display()
+         --adjudicate, --concurrency and schedule)", path.display()
     )]
     Mismatch { path: PathBuf, what: String },
     #[error("--trajectory {}: {reason}", path.display())]

@@ -406,11 +406,11 @@ impl<P: Probe> Worker<P> {
         self.stopped
     }
 
-    /// Has the current position occurred before within the reversible-move window? One
-    /// repetition on the search path (from the root on) counts as a draw. With switch
-    /// `draws`, an occurrence only in the game before the root needs a second one (the real
-    /// threefold rule): a position seen once in the game is not a draw to aim for or avoid.
-    /// Without it, any earlier occurrence counts.
+    /// Has the current position occurred before within the reversible-move window? Without
+    /// switch `draws`, any earlier occurrence counts as a draw. With it, one repetition counts
+    /// only when the earlier occurrence is on the search path after the root; an occurrence
+    /// at the root or in the game before it needs a second one (the real threefold rule): a
+    /// position seen once in the game is not a draw to aim for or avoid.
     #[inline]
     fn is_repetition(&self, board: &Board) -> bool {
         let key = board.hash();
@@ -421,7 +421,7 @@ impl<P: Probe> Worker<P> {
         while i <= window && i <= n {
             let at = n - i;
             if self.keys[at] == key {
-                if !self.cfg.draws || at >= self.root_keys || before_root {
+                if !self.cfg.draws || at > self.root_keys || before_root {
                     return true;
                 }
                 before_root = true;
@@ -1067,7 +1067,7 @@ impl<P: Probe> Worker<P> {
                     // History pruning (switch `hp`): at low depth, a quiet move that has
                     // failed in this context again and again is not worth a search.
                     if self.cfg.hist_prune
-                        && lmp_ok
+                        && gated
                         && lmr_depth <= HP_MAX_LMR_DEPTH
                         && hist_score < -self.cfg.hp_margin * depth
                     {
