@@ -35,7 +35,11 @@ pub struct StateArgs {
 /// The fair search at depth N with K samples: `fair-dNsK`.
 fn fair_search(s: &str) -> anyhow::Result<(u32, u32)> {
     match s.parse::<BuiltinPolicy>()? {
-        BuiltinPolicy::Fair { depth, samples } => Ok((depth, samples)),
+        BuiltinPolicy::Fair {
+            depth,
+            samples,
+            top: None,
+        } => Ok((depth, samples)),
         other => bail!("`{other}` is not a search: expected fair-dNsK, e.g. fair-d3s7"),
     }
 }
@@ -257,9 +261,14 @@ pub struct TopkArgs {
 /// bootstrap), the mean regret in points with its bootstrap upper bound, the work ratio.
 pub fn topk(a: TopkArgs) -> anyhow::Result<()> {
     let (depth, samples, tables) = match &a.policy {
-        PolicySpec::Builtin(BuiltinPolicy::Fair { depth, samples }) => (*depth, *samples, None),
+        PolicySpec::Builtin(BuiltinPolicy::Fair {
+            depth,
+            samples,
+            top: None,
+        }) => (*depth, *samples, None),
         PolicySpec::NTuple {
             search: Some((d, k)),
+            top: None,
             model,
         } => {
             let mut models = a.model.models();
@@ -270,7 +279,9 @@ pub fn topk(a: TopkArgs) -> anyhow::Result<()> {
             let t = std::sync::Arc::clone(&models.get(&path)?.tables);
             (*d, *k, Some(t))
         }
-        p => bail!("--policy {p}: expected a search, fair-dNsK or ntuple-dNsK"),
+        p => bail!(
+            "--policy {p}: expected a full search, fair-dNsK or ntuple-dNsK (--k sets the restriction)"
+        ),
     };
     let mut player = a.model.factory(&a.games_policy)?();
     let positions = drop7::topk::positions_from_games(a.seeds.seeds(), a.every as usize, |s| {

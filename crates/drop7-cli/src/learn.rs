@@ -282,6 +282,10 @@ enum ModelAction {
         /// Leave out (keep at the initial value) entries within this of the initial value.
         #[arg(long, value_name = "D", default_value_t = 0.0)]
         drop_within: f32,
+        /// Largest file written, in bytes (e.g. 48e6): a longer pack is written as an index at
+        /// --out and parts OUT.part000, OUT.part001, … beside it, read back as one.
+        #[arg(long, value_name = "BYTES", default_value = "48e6")]
+        part_bytes: Count,
     },
     /// Write the model a pack describes as a D7NTUP02 file (the quantised values, exactly).
     Unpack {
@@ -334,9 +338,10 @@ pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
             out,
             step,
             drop_within,
+            part_bytes,
         } => {
             let (t, _) = model::load(&file, false)?;
-            let info = ntuple::pack::pack(&t, &out, step, drop_within)?;
+            let info = ntuple::pack::pack(&t, &out, step, drop_within, part_bytes.0)?;
             let j = serde_json::json!({"file": out.display().to_string(), "pack": info});
             print_line(&serde_json::to_string_pretty(&j).expect("json"))
         }

@@ -161,7 +161,7 @@ fn ms_per_decision(p: &PolicySpec) -> f64 {
         _ => 15_000.0,
     };
     match p {
-        PolicySpec::Builtin(BuiltinPolicy::Fair { depth, samples }) => {
+        PolicySpec::Builtin(BuiltinPolicy::Fair { depth, samples, .. }) => {
             search(*depth) * (*samples as f64 / 7.0).powi(*depth as i32)
         }
         PolicySpec::NTuple {

@@ -438,6 +438,7 @@ fn browser_play_replay_screen_training() {
     let mut policy = drop7::policy::BuiltinPolicy::Fair {
         depth: 1,
         samples: 7,
+        top: None,
     }
     .factory()
     .unwrap()();

@@ -474,15 +474,20 @@ fn factory_for(ctx: &Ctx, label: &str) -> Result<PolicyFactory, ApiError> {
     check_depth(&spec, label, MAX_REPLAY_DEPTH, "a replay")?;
     match spec {
         PolicySpec::Builtin(b) => b.factory().map_err(|e| ApiError::bad(e.to_string())),
-        PolicySpec::NTuple { search, model } => {
+        PolicySpec::NTuple { search, top, model } => {
             let m = model_for(ctx, model.as_deref())?;
-            Ok(ntuple::play::factory(search, label.to_owned(), m.tables))
+            Ok(ntuple::play::factory(
+                search,
+                top,
+                label.to_owned(),
+                m.tables,
+            ))
         }
     }
 }
 
-fn search_json<L: Leaf>(leaf: L, (d, k): (u32, u32), s: &PublicState) -> Value {
-    let cfg = SearchConfig::fair(d, k);
+fn search_json<L: Leaf>(leaf: L, (d, k): (u32, u32), top: Option<u32>, s: &PublicState) -> Value {
+    let cfg = SearchConfig::fair(d, k).with_top(top);
     let t0 = std::time::Instant::now();
     let dec = Searcher::new(leaf, cfg).decide(s);
     json!({
@@ -534,22 +539,26 @@ pub fn advice(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
         return Err(ApiError::bad("no legal column: there is no move to advise"));
     }
     let mut v = match &spec {
-        PolicySpec::Builtin(BuiltinPolicy::Fair { depth, samples }) => {
-            search_json(FairLeaf::default(), (*depth, *samples), &s)
-        }
+        PolicySpec::Builtin(BuiltinPolicy::Fair {
+            depth,
+            samples,
+            top,
+        }) => search_json(FairLeaf::default(), (*depth, *samples), *top, &s),
         PolicySpec::NTuple {
             search: Some(dk),
+            top,
             model,
         } => {
             let m = model_for(ctx, model.as_deref())?;
-            search_json(NTupleLeaf::new(m.tables), *dk, &s)
+            search_json(NTupleLeaf::new(m.tables), *dk, *top, &s)
         }
         PolicySpec::NTuple {
             search: None,
             model,
+            ..
         } => {
             let m = model_for(ctx, model.as_deref())?;
-            let mut policy = ntuple::play::factory(None, name.to_owned(), m.tables.clone())();
+            let mut policy = ntuple::play::factory(None, None, name.to_owned(), m.tables.clone())();
             one_ply_json(&m.tables, &s, policy.as_mut())
         }
         PolicySpec::Builtin(b) => {

@@ -109,6 +109,27 @@ pub fn parse_depth_samples(s: &str) -> Option<(u32, u32)> {
     ((1..=8).contains(&d) && (1..=64).contains(&k)).then_some((d, k))
 }
 
+/// Parse a search name: `dNsK` (e.g. `d3s7`), optionally `-topJ` (e.g. `d4s7-top3`): at the
+/// last depth only the J root columns the previous iteration valued best are searched
+/// ([`SearchConfig::final_top`], J 1–6; a risky shortcut priced by `drop7 topk`).
+pub fn parse_search(s: &str) -> Option<(u32, u32, Option<u32>)> {
+    let (dk, top) = match s.split_once("-top") {
+        Some((dk, j)) => {
+            let j = j.parse::<u32>().ok().filter(|j| (1..=6).contains(j))?;
+            (dk, Some(j))
+        }
+        None => (s, None),
+    };
+    let (d, k) = parse_depth_samples(dk)?;
+    // At depth 1 there is no previous iteration to rank the columns.
+    (top.is_none() || d >= 2).then_some((d, k, top))
+}
+
+/// The `-topJ` suffix of a search name (empty for the full search).
+pub fn top_suffix(top: Option<u32>) -> String {
+    top.map(|j| format!("-top{j}")).unwrap_or_default()
+}
+
 /// A policy this crate builds, by name.
 ///
 /// `random` is a uniform choice driven by a hash of the public state (a fair policy: it sees
@@ -122,10 +143,12 @@ pub enum BuiltinPolicy {
     TraceRandom,
     Center,
     Leftmost,
-    /// Fair expectimax with the frozen 18-term leaf: depth, samples.
+    /// Fair expectimax with the frozen 18-term leaf: depth, samples, and (`-topJ`) the root
+    /// columns searched at the last depth.
     Fair {
         depth: u32,
         samples: u32,
+        top: Option<u32>,
     },
 }
 
@@ -134,7 +157,9 @@ pub enum BuiltinPolicy {
 pub enum PolicyError {
     #[error("unknown policy `{0}`: expected one of {BUILTIN_POLICIES}")]
     Unknown(String),
-    #[error("bad search `{0}`: expected dNsK with depth 1-8 and samples 1-64, e.g. d3s7")]
+    #[error(
+        "bad search `{0}`: expected dNsK with depth 1-8 and samples 1-64, e.g. d3s7, optionally -topJ with J 1-6 from depth 2, e.g. d4s7-top3"
+    )]
     Search(String),
     #[error(
         "`trace-random` draws from the game seed, which a policy may not see: it exists only for `drop7 trace` and `drop7 bench`; use `random` to play games"
@@ -144,7 +169,7 @@ pub enum PolicyError {
 
 /// Names this crate knows.
 pub const BUILTIN_POLICIES: &str =
-    "random, trace-random, center, leftmost, fair-dNsK (e.g. fair-d3s7, fair-d4s7)";
+    "random, trace-random, center, leftmost, fair-dNsK (e.g. fair-d3s7, fair-d4s7, fair-d4s7-top3)";
 
 impl std::str::FromStr for BuiltinPolicy {
     type Err = PolicyError;
@@ -156,9 +181,13 @@ impl std::str::FromStr for BuiltinPolicy {
             "leftmost" => Self::Leftmost,
             _ => match s.strip_prefix("fair-") {
                 Some(dk) => {
-                    let (depth, samples) = parse_depth_samples(dk)
-                        .ok_or_else(|| PolicyError::Search(dk.to_owned()))?;
-                    Self::Fair { depth, samples }
+                    let (depth, samples, top) =
+                        parse_search(dk).ok_or_else(|| PolicyError::Search(dk.to_owned()))?;
+                    Self::Fair {
+                        depth,
+                        samples,
+                        top,
+                    }
                 }
                 None => return Err(PolicyError::Unknown(s.to_owned())),
             },
@@ -173,7 +202,11 @@ impl std::fmt::Display for BuiltinPolicy {
             Self::TraceRandom => f.write_str("trace-random"),
             Self::Center => f.write_str("center"),
             Self::Leftmost => f.write_str("leftmost"),
-            Self::Fair { depth, samples } => write!(f, "fair-d{depth}s{samples}"),
+            Self::Fair {
+                depth,
+                samples,
+                top,
+            } => write!(f, "fair-d{depth}s{samples}{}", top_suffix(*top)),
         }
     }
 }
@@ -196,13 +229,17 @@ impl BuiltinPolicy {
                     rule: leftmost_column,
                 }) as Box<dyn Policy>
             }),
-            Self::Fair { depth, samples } => {
+            Self::Fair {
+                depth,
+                samples,
+                top,
+            } => {
                 let name = self.to_string();
                 std::sync::Arc::new(move || {
                     Box::new(SearchPolicy::new(
                         name.clone(),
                         FairLeaf::default(),
-                        SearchConfig::fair(depth, samples),
+                        SearchConfig::fair(depth, samples).with_top(top),
                     )) as Box<dyn Policy>
                 })
             }
@@ -228,10 +265,34 @@ mod tests {
             p("fair-d2s5"),
             BuiltinPolicy::Fair {
                 depth: 2,
-                samples: 5
+                samples: 5,
+                top: None
             }
         );
-        for name in ["random", "trace-random", "center", "leftmost", "fair-d4s7"] {
+        assert_eq!(parse_search("d4s7-top3"), Some((4, 7, Some(3))));
+        assert_eq!(parse_search("d3s7"), Some((3, 7, None)));
+        for bad in [
+            "d4s7-top0",
+            "d4s7-top7",
+            "d1s7-top2",
+            "d4s7-top",
+            "d4s7-topx",
+        ] {
+            assert_eq!(parse_search(bad), None, "{bad}");
+        }
+        let e = "fair-d4s7-top9"
+            .parse::<BuiltinPolicy>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("-topJ with J 1-6"), "{e}");
+        for name in [
+            "random",
+            "trace-random",
+            "center",
+            "leftmost",
+            "fair-d4s7",
+            "fair-d3s7-top2",
+        ] {
             assert_eq!(p(name).to_string(), name);
         }
         let e = "fair-x".parse::<BuiltinPolicy>().unwrap_err().to_string();

@@ -167,6 +167,11 @@ pub enum TableKind {
 }
 
 impl SearchConfig {
+    /// The same search with [`SearchConfig::final_top`] set.
+    pub fn with_top(self, final_top: Option<u32>) -> Self {
+        Self { final_top, ..self }
+    }
+
     /// `fair-dNsK` with the reference's table sizes: 65,536 entries up to depth 3,
     /// 1,048,576 from depth 4, and the 16,000,000 work budget.
     pub fn fair(depth: u32, samples: u32) -> Self {

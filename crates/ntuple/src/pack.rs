@@ -20,6 +20,21 @@
 //! 32 bytes SHA-256 of every byte above (uncompressed)
 //! ```
 //!
+//! **Parts.** The repository takes no file over 50 MB, and a large model's pack can be more.
+//! A compressed stream longer than the part size (`--part-bytes`, 48 MB by default) is cut
+//! into `NAME.part000`, `NAME.part001`, … beside a small text index at `NAME`:
+//!
+//! ```text
+//! D7NTPK01 parts
+//! bytes <total> sha256 <SHA-256 of the whole stream>
+//! <SHA-256>  <bytes>  NAME.part000
+//! …
+//! ```
+//!
+//! Reading the index reads, checks and joins the parts (a missing, changed, cut or lengthened
+//! part is refused by name), so the joined stream is exactly the one-file pack of the same
+//! tables: same bytes, same SHA-256, whatever the part size.
+//!
 //! Unpacking restores exactly the values the pack describes (tested); the loss is the
 //! quantisation, at most `step / 2` an entry, plus the dropped entries' `drop-within`.
 //! [`crate::model::load`] reads packs directly, so a policy can name a pack
@@ -34,6 +49,15 @@ use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 
 pub const PACK_MAGIC: &[u8; 8] = b"D7NTPK01";
+
+/// First line of a parted pack's index.
+pub const PARTS_MAGIC: &[u8] = b"D7NTPK01 parts\n";
+
+/// Default largest part: under the 50 MB a repository file may have.
+pub const DEFAULT_PART_BYTES: u64 = 48_000_000;
+
+/// An index longer than this is not an index (a part line is under 100 bytes).
+const MAX_INDEX_BYTES: u64 = 1 << 20;
 
 /// What a pack holds (or what [`pack`] wrote).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -50,6 +74,8 @@ pub struct PackInfo {
     /// SHA-256 of the file as stored.
     pub sha256: String,
     pub bytes: u64,
+    /// Files the stream is stored in (1: the pack is one file; more: an index and its parts).
+    pub parts: u32,
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -132,20 +158,48 @@ pub fn pack_bytes(
     Ok((out, listed, max_error))
 }
 
-/// Pack `tables` into `path` (atomically, with a `.sha256` sidecar like model files).
-pub fn pack(tables: &Tables, path: &Path, step: f32, drop_within: f32) -> Result<PackInfo, Error> {
+/// Pack `tables` into `path` (atomically, with a `.sha256` sidecar like model files); a
+/// stream longer than `part_bytes` is stored as an index at `path` and parts beside it.
+pub fn pack(
+    tables: &Tables,
+    path: &Path,
+    step: f32,
+    drop_within: f32,
+    part_bytes: u64,
+) -> Result<PackInfo, Error> {
+    if part_bytes < 1024 {
+        return Err(bad(
+            path,
+            format!("part size {part_bytes} bytes: must be at least 1024"),
+        ));
+    }
     let (bytes, listed, max_error) =
         pack_bytes(tables, step, drop_within).map_err(|m| bad(path, m))?;
     let compressed = zstd::encode_all(&bytes[..], 19).map_err(Error::io(path))?;
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
     }
-    evidence::atomic_write(path, &compressed)?;
     let sha256 = hex(&Sha256::digest(&compressed));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+        .ok_or_else(|| bad(path, "no file name"))?;
+    let parts = if compressed.len() as u64 <= part_bytes {
+        evidence::atomic_write(path, &compressed)?;
+        1
+    } else {
+        // Parts first, the index last: an index never names a part that is not written.
+        let mut index = String::from_utf8(PARTS_MAGIC.to_vec()).expect("ascii");
+        index += &format!("bytes {} sha256 {sha256}\n", compressed.len());
+        let chunks: Vec<&[u8]> = compressed.chunks(part_bytes as usize).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let part = format!("{name}.part{i:03}");
+            evidence::atomic_write(&path.with_file_name(&part), chunk)?;
+            index += &format!("{}  {}  {part}\n", hex(&Sha256::digest(chunk)), chunk.len());
+        }
+        evidence::atomic_write(path, index.as_bytes())?;
+        chunks.len() as u32
+    };
     let mut side = path.as_os_str().to_owned();
     side.push(".sha256");
     evidence::atomic_write(Path::new(&side), format!("{sha256}  {name}\n").as_bytes())?;
@@ -159,7 +213,92 @@ pub fn pack(tables: &Tables, path: &Path, step: f32, drop_within: f32) -> Result
         max_error,
         sha256,
         bytes: compressed.len() as u64,
+        parts,
     })
+}
+
+/// Does the regular file `path` start with the parted-pack index line?
+fn is_index(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(PARTS_MAGIC.len());
+    f.take(PARTS_MAGIC.len() as u64)
+        .read_to_end(&mut head)
+        .is_ok()
+        && head == PARTS_MAGIC
+}
+
+/// The stored stream of a pack and the number of files it came from: the file itself, or
+/// the parts its index names, each checked against the index.
+fn read_stored(path: &Path) -> Result<(Vec<u8>, u32), Error> {
+    if !is_index(path) {
+        return Ok((std::fs::read(path).map_err(Error::io(path))?, 1));
+    }
+    let len = std::fs::metadata(path).map_err(Error::io(path))?.len();
+    if len > MAX_INDEX_BYTES {
+        return Err(bad(path, format!("a parts index of {len} bytes")));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad(path, format!("parts index is not text ({e})")))?;
+    let mut lines = text.lines().skip(1);
+    let (total, whole_sha) = match lines
+        .next()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .as_deref()
+    {
+        Some(["bytes", n, "sha256", sha]) => (
+            n.parse::<u64>()
+                .map_err(|_| bad(path, format!("parts index: total `{n}` is not a count")))?,
+            sha.to_string(),
+        ),
+        _ => return Err(bad(path, "parts index: no `bytes N sha256 H` line")),
+    };
+    let mut stored = Vec::new();
+    let mut parts = 0u32;
+    for (n, line) in lines.enumerate() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [sha, bytes, name] = fields[..] else {
+            return Err(bad(path, format!("parts index line {}: `{line}`", n + 3)));
+        };
+        // A part lives beside its index: no directories, no way out of it.
+        if name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(bad(path, format!("parts index names `{name}`")));
+        }
+        let part = path.with_file_name(name);
+        let data = std::fs::read(&part)
+            .map_err(|e| bad(&part, format!("part {n} of {}: {e}", path.display())))?;
+        if bytes.parse::<u64>().ok() != Some(data.len() as u64) {
+            return Err(bad(
+                &part,
+                format!(
+                    "part {n} has {} bytes, the index says {bytes}: cut or lengthened",
+                    data.len()
+                ),
+            ));
+        }
+        if hex(&Sha256::digest(&data)) != sha {
+            return Err(bad(
+                &part,
+                format!("part {n}: checksum mismatch, the part was changed or damaged"),
+            ));
+        }
+        if stored.len() as u64 + data.len() as u64 > total {
+            return Err(bad(path, "parts index: parts longer than the total"));
+        }
+        stored.extend_from_slice(&data);
+        parts += 1;
+    }
+    if stored.len() as u64 != total || hex(&Sha256::digest(&stored)) != whole_sha {
+        return Err(bad(
+            path,
+            format!(
+                "parts join to {} bytes, the index says {total} with another checksum: a part is missing from the index",
+                stored.len()
+            ),
+        ));
+    }
+    Ok((stored, parts))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -172,6 +311,9 @@ pub fn is_pack(path: &Path) -> bool {
     // is wrong with anything else).
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return false;
+    }
+    if is_index(path) {
+        return true;
     }
     let Ok(f) = std::fs::File::open(path) else {
         return false;
@@ -190,7 +332,7 @@ pub fn unpack(path: &Path) -> Result<(Tables, PackInfo), Error> {
     if !meta.is_file() {
         return Err(bad(path, "not a regular file"));
     }
-    let stored = std::fs::read(path).map_err(Error::io(path))?;
+    let (stored, parts) = read_stored(path)?;
     let bytes = zstd::decode_all(&stored[..]).map_err(|e| {
         bad(
             path,
@@ -300,6 +442,7 @@ pub fn unpack(path: &Path) -> Result<(Tables, PackInfo), Error> {
         max_error: 0.0,
         sha256: hex(&Sha256::digest(&stored)),
         bytes: stored.len() as u64,
+        parts,
     };
     Ok((
         Tables {
@@ -365,7 +508,7 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.d7pk");
-        let info = pack(&t, &p, 0.001, 0.0001).unwrap();
+        let info = pack(&t, &p, 0.001, 0.0001, DEFAULT_PART_BYTES).unwrap();
         assert_eq!(info.listed, 3, "the last change is within drop-within");
         assert!(info.max_error <= 0.0005 + 1e-6, "{}", info.max_error);
         assert!(is_pack(&p));
@@ -392,7 +535,7 @@ mod tests {
         t.set_weight(10, t.initial_weight() + 1.0);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.d7pk");
-        pack(&t, &p, 0.01, 0.0).unwrap();
+        pack(&t, &p, 0.01, 0.0, DEFAULT_PART_BYTES).unwrap();
         let raw = zstd::decode_all(&std::fs::read(&p).unwrap()[..]).unwrap();
         let write = |b: &[u8]| std::fs::write(&p, zstd::encode_all(b, 3).unwrap()).unwrap();
         let mut changed = raw.clone();
@@ -406,5 +549,77 @@ mod tests {
         assert!(!whole.is_empty());
         std::fs::write(&p, &zstd::encode_all(&raw[..], 3).unwrap()[..20]).unwrap();
         assert!(unpack(&p).err().unwrap().to_string().contains("zstd"));
+    }
+
+    /// A pack cut into parts reads as the one-file pack of the same tables (same stream, same
+    /// SHA-256); a missing, changed or cut part, or an index naming a path, is refused by name.
+    #[test]
+    fn parted_packs_read_as_one_and_refuse_bad_parts() {
+        let t = small();
+        let init = t.initial_weight();
+        // Scattered, irregular changes, so the stream does not compress to nothing.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..5000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let q = (x >> 40) as f32 / (1u64 << 24) as f32;
+            t.set_weight(i * 97, init + q - 0.5);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let one = dir.path().join("one.d7pk");
+        let split = dir.path().join("split.d7pk");
+        let a = pack(&t, &one, 0.001, 0.0, DEFAULT_PART_BYTES).unwrap();
+        let b = pack(&t, &split, 0.001, 0.0, 2048).unwrap();
+        assert_eq!(a.parts, 1);
+        assert!(b.parts >= 3, "{} parts of {} bytes", b.parts, b.bytes);
+        assert_eq!(a.sha256, b.sha256);
+        assert!(is_pack(&split));
+        let (u, read) = unpack(&split).unwrap();
+        assert_eq!(
+            (read.sha256.as_str(), read.parts),
+            (a.sha256.as_str(), b.parts)
+        );
+        for i in [0u64, 97, 97 * 4999, 5] {
+            assert_eq!(u.weight(i), unpack(&one).unwrap().0.weight(i));
+        }
+        let joined: Vec<u8> = (0..b.parts)
+            .flat_map(|i| std::fs::read(dir.path().join(format!("split.d7pk.part{i:03}"))).unwrap())
+            .collect();
+        assert_eq!(joined, std::fs::read(&one).unwrap());
+
+        let part1 = dir.path().join("split.d7pk.part001");
+        let good = std::fs::read(&part1).unwrap();
+        let err = |p: &Path| unpack(p).err().expect("refused").to_string();
+        let mut changed = good.clone();
+        changed[10] ^= 1;
+        std::fs::write(&part1, &changed).unwrap();
+        let e = err(&split);
+        assert!(
+            e.contains("split.d7pk.part001") && e.contains("checksum"),
+            "{e}"
+        );
+        std::fs::write(&part1, &good[..good.len() - 1]).unwrap();
+        assert!(err(&split).contains("cut or lengthened"));
+        std::fs::remove_file(&part1).unwrap();
+        assert!(err(&split).contains("split.d7pk.part001"));
+        std::fs::write(&part1, &good).unwrap();
+        assert!(unpack(&split).is_ok());
+
+        let index = std::fs::read_to_string(&split).unwrap();
+        let lines: Vec<&str> = index.lines().collect();
+        let dropped: String = lines
+            .iter()
+            .take(lines.len() - 1)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&split, dropped).unwrap();
+        assert!(err(&split).contains("missing"));
+        std::fs::write(
+            &split,
+            index.replace("split.d7pk.part000", "../split.d7pk.part000"),
+        )
+        .unwrap();
+        assert!(err(&split).contains("names"));
     }
 }

@@ -221,8 +221,14 @@ impl Policy for OnePly {
 }
 
 /// A factory for the one-ply policy (`search = None`) or the fair search with the n-tuple
-/// leaf at `(depth, samples)`, over shared tables; every instance is named `name`.
-pub fn factory(search: Option<(u32, u32)>, name: String, tables: Arc<Tables>) -> PolicyFactory {
+/// leaf at `(depth, samples)` (`top`: see [`SearchConfig::final_top`]), over shared tables;
+/// every instance is named `name`.
+pub fn factory(
+    search: Option<(u32, u32)>,
+    top: Option<u32>,
+    name: String,
+    tables: Arc<Tables>,
+) -> PolicyFactory {
     match search {
         None => Arc::new(move || {
             Box::new(OnePly {
@@ -235,7 +241,7 @@ pub fn factory(search: Option<(u32, u32)>, name: String, tables: Arc<Tables>) ->
             Box::new(SearchPolicy::new(
                 name.clone(),
                 NTupleLeaf::new(tables.clone()),
-                SearchConfig::fair(d, k),
+                SearchConfig::fair(d, k).with_top(top),
             )) as Box<dyn Policy>
         }),
     }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use drop7::policy::{BuiltinPolicy, PolicyFactory, parse_depth_samples};
+use drop7::policy::{BuiltinPolicy, PolicyFactory, parse_search, top_suffix};
 
 use crate::Error;
 use crate::model::{self, LoadInfo};
@@ -20,12 +20,14 @@ pub enum PolicySpec {
     NTuple {
         /// `None` = one-ply (`ntuple-1ply`); else the fair search's (depth, samples).
         search: Option<(u32, u32)>,
+        /// `-topJ`: only the J best root columns at the last depth (with a search only).
+        top: Option<u32>,
         model: Option<PathBuf>,
     },
 }
 
 /// Every accepted policy form, for messages and `--help`.
-pub const POLICIES: &str = "random, trace-random, center, leftmost, fair-dNsK (e.g. fair-d3s7), ntuple-1ply, ntuple-dNsK (e.g. ntuple-d3s7), the ntuple ones optionally @MODEL-FILE";
+pub const POLICIES: &str = "random, trace-random, center, leftmost, fair-dNsK (e.g. fair-d3s7), ntuple-1ply, ntuple-dNsK (e.g. ntuple-d3s7), the searches optionally -topJ (e.g. ntuple-d4s7-top3), the ntuple ones optionally @MODEL-FILE";
 
 impl std::str::FromStr for PolicySpec {
     type Err = Error;
@@ -45,15 +47,18 @@ impl std::str::FromStr for PolicySpec {
             Some(_) => return Err(Error::Policy(format!("policy `{s}`: nothing after `@`"))),
             None => (rest, None),
         };
-        let search = match kind {
-            "1ply" => None,
-            dk => Some(parse_depth_samples(dk).ok_or_else(|| {
-                Error::Policy(format!(
-                    "bad n-tuple policy `{s}`: expected ntuple-1ply or ntuple-dNsK with depth 1-8 and samples 1-64 (e.g. ntuple-d3s7)"
-                ))
-            })?),
+        let (search, top) = match kind {
+            "1ply" => (None, None),
+            dk => {
+                let (d, k, top) = parse_search(dk).ok_or_else(|| {
+                    Error::Policy(format!(
+                        "bad n-tuple policy `{s}`: expected ntuple-1ply or ntuple-dNsK with depth 1-8 and samples 1-64 (e.g. ntuple-d3s7), optionally -topJ with J 1-6 from depth 2 (e.g. ntuple-d4s7-top3)"
+                    ))
+                })?;
+                (Some((d, k)), top)
+            }
         };
-        Ok(Self::NTuple { search, model })
+        Ok(Self::NTuple { search, top, model })
     }
 }
 
@@ -61,11 +66,11 @@ impl std::fmt::Display for PolicySpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Builtin(b) => b.fmt(f),
-            Self::NTuple { search, model } => {
+            Self::NTuple { search, top, model } => {
                 f.write_str("ntuple-")?;
                 match search {
                     None => f.write_str("1ply")?,
-                    Some((d, k)) => write!(f, "d{d}s{k}")?,
+                    Some((d, k)) => write!(f, "d{d}s{k}{}", top_suffix(*top))?,
                 }
                 if let Some(m) = model {
                     write!(f, "@{}", m.display())?;
@@ -80,8 +85,9 @@ impl PolicySpec {
     /// The policy kind without its model file (`ntuple-d3s7`, `fair-d3s7`).
     pub fn kind(&self) -> String {
         match self {
-            Self::NTuple { search, .. } => Self::NTuple {
+            Self::NTuple { search, top, .. } => Self::NTuple {
                 search: *search,
+                top: *top,
                 model: None,
             }
             .to_string(),
@@ -99,7 +105,7 @@ impl PolicySpec {
     pub fn factory(&self, models: &mut Models) -> Result<PolicyFactory, Error> {
         match self {
             Self::Builtin(b) => b.factory().map_err(|e| Error::Policy(e.to_string())),
-            Self::NTuple { search, model } => {
+            Self::NTuple { search, top, model } => {
                 let path = match model {
                     Some(p) => p.clone(),
                     None => models.default.clone().ok_or_else(|| {
@@ -110,7 +116,7 @@ impl PolicySpec {
                 };
                 let m = models.get(&path)?;
                 let label = format!("{}@{}", self.kind(), m.label());
-                Ok(crate::play::factory(*search, label, m.tables.clone()))
+                Ok(crate::play::factory(*search, *top, label, m.tables.clone()))
             }
         }
     }
@@ -202,16 +208,22 @@ mod tests {
             "ntuple-1ply",
             "ntuple-d4s7",
             "ntuple-d3s7@runs/a b/best-weights.bin",
+            "ntuple-d4s7-top3@m.d7pk",
+            "fair-d4s7-top2",
         ] {
             assert_eq!(spec(s).to_string(), s);
         }
         assert_eq!(spec("ntuple-d3s7@x.bin").kind(), "ntuple-d3s7");
+        assert_eq!(spec("ntuple-d4s7-top3@x.bin").kind(), "ntuple-d4s7-top3");
         assert!(spec("ntuple-1ply").needs_model() && !spec("fair-d2s7").needs_model());
         for (bad, want) in [
             ("greedy", "unknown policy `greedy`"),
             ("ntuple-d9s7", "ntuple-dNsK"),
             ("ntuple-d3s7@", "nothing after"),
             ("fair-d3", "dNsK"),
+            ("ntuple-1ply-top2", "ntuple-1ply or"),
+            ("ntuple-d4s7-top7", "-topJ with J 1-6"),
+            ("ntuple-d1s7-top1", "from depth 2"),
         ] {
             let e = bad.parse::<PolicySpec>().unwrap_err().to_string();
             assert!(e.contains(want), "{bad}: {e}");

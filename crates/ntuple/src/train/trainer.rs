@@ -311,7 +311,11 @@ impl Trainer {
     /// The fair control on the validation block, played once and kept in the run directory.
     fn play_control(&self, obs: &dyn TrainObserver) -> Result<Vec<GameRecord>, Error> {
         let (depth, samples) = self.cfg.validation_search;
-        let fair = BuiltinPolicy::Fair { depth, samples };
+        let fair = BuiltinPolicy::Fair {
+            depth,
+            samples,
+            top: None,
+        };
         let path = self
             .cfg
             .out
@@ -435,6 +439,7 @@ impl Trainer {
         let name = format!("ntuple-{}", self.search_name());
         let f = crate::play::factory(
             Some(self.cfg.validation_search),
+            None,
             name.clone(),
             self.tables.clone(),
         );
