@@ -69,38 +69,15 @@ struct Cli {
     /// to the command's file name; options are sent with setoption). Give two or more.
     #[arg(long, value_name = "KEY=VALUE", num_args = 1.., required_unless_present = "score")]
     engine: Vec<String>,
-    /// Openings: an EPD/FEN file, one position per line (each played twice, colours swapped);
-    /// the start position when omitted. Blank and `#` lines are ignored; a line that is not a
-    /// legal position refuses the book; positions where the game is already over (mate,
-    /// stalemate, fifty moves, dead draw) are skipped, counted on stderr, never played.
-    #[arg(long, value_name = "FILE")]
-    book: Option<PathBuf>,
-    /// Order in which book positions are used.
-    #[arg(long, value_enum, default_value_t = BookOrder::Random)]
-    book_order: BookOrder,
     /// Seed of the random book order.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seed: u64,
-    /// Time control BASE+INC in seconds, e.g. 10+0.1 (BASE alone: no increment);
-    /// 0.001 <= BASE <= 86400, 0 <= INC <= 3600.
-    #[arg(long, value_name = "BASE+INC", value_parser = parse_tc, allow_hyphen_values = true)]
-    tc: Option<Limit>,
-    /// Fixed nodes per move (instead of a clock).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
-    nodes: Option<u64>,
-    /// Fixed depth per move (instead of a clock), 1 to 1000.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64),
-          allow_negative_numbers = true)]
-    depth: Option<u32>,
+    #[command(flatten)]
+    play: PlayArgs,
     /// Games per engine pair (rounded up to an even number: game pairs), 1 to 100000000.
     #[arg(long, default_value_t = 100, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..=MAX_GAMES as i64))]
     games: u32,
-    /// Games played at the same time, 1 to 256.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
-              .range(1..=MAX_CONCURRENCY as u64))]
-    concurrency: usize,
     /// Pentanomial SPRT on logistic Elo, e.g. `--sprt elo0=0 elo1=5 [alpha=0.05 beta=0.05]`
     /// (needs exactly two engines; finite elo0 < elo1 within ±1000; alpha and beta in (0, 1)
     /// with alpha + beta < 1; each key at most once).
@@ -121,21 +98,6 @@ struct Cli {
     /// With more than two engines, play every pair instead of a gauntlet of the first.
     #[arg(long)]
     round_robin: bool,
-    /// Clock tolerance before a time forfeit, ms, 0 to 60000.
-    #[arg(long, value_name = "MS", default_value_t = 50, allow_negative_numbers = true,
-          value_parser = clap::value_parser!(u64).range(0..=MAX_TIME_MARGIN_MS))]
-    timemargin: u64,
-    /// Seconds an engine may take to answer the UCI handshake, or a fixed nodes/depth search,
-    /// before it counts as hung, 1 to 86400.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, allow_negative_numbers = true,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_HANG_TIMEOUT_SECONDS))]
-    hang_timeout: u64,
-    /// Score adjudication (off by default): RESIGN_CP,RESIGN_MOVES,DRAW_CP,DRAW_MOVES,DRAW_AFTER,
-    /// e.g. 1000,3,10,8,40 (resign when both engines see ≥ RESIGN_CP for RESIGN_MOVES moves each;
-    /// draw when both see |score| ≤ DRAW_CP for DRAW_MOVES moves each after DRAW_AFTER moves;
-    /// 1 <= RESIGN_CP <= 30000, 0 <= DRAW_CP <= 30000, a count of 0 turns its rule off).
-    #[arg(long, value_name = "LIST", value_parser = parse_adjudication, allow_hyphen_values = true)]
-    adjudicate: Option<Adjudication>,
     /// The PGN Event tag and the report's title.
     #[arg(long, default_value = "actuary match")]
     event: String,
@@ -172,6 +134,89 @@ enum BookOrder {
     Random,
     /// In file order.
     Sequential,
+}
+
+/// How games are played: the limit, the openings, the clock rules and the parallelism. Shared
+/// by a match and `arbiter spsa`, so both read these flags alike.
+#[derive(clap::Args)]
+struct PlayArgs {
+    /// Time control BASE+INC in seconds, e.g. 10+0.1 (BASE alone: no increment);
+    /// 0.001 <= BASE <= 86400, 0 <= INC <= 3600.
+    #[arg(long, value_name = "BASE+INC", value_parser = parse_tc, allow_hyphen_values = true)]
+    tc: Option<Limit>,
+    /// Fixed nodes per move (instead of a clock).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+    nodes: Option<u64>,
+    /// Fixed depth per move (instead of a clock), 1 to 1000.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64),
+          allow_negative_numbers = true)]
+    depth: Option<u32>,
+    /// Openings: an EPD/FEN file, one position per line (each played twice, colours swapped);
+    /// the start position when omitted. Blank and `#` lines are ignored; a line that is not a
+    /// legal position refuses the book; positions where the game is already over (mate,
+    /// stalemate, fifty moves, dead draw) are skipped, counted on stderr, never played.
+    #[arg(long, value_name = "FILE")]
+    book: Option<PathBuf>,
+    /// Order in which book positions are used.
+    #[arg(long, value_enum, default_value_t = BookOrder::Random)]
+    book_order: BookOrder,
+    /// Games (for spsa: game pairs) played at the same time, 1 to 256.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=MAX_CONCURRENCY as u64))]
+    concurrency: usize,
+    /// Clock tolerance before a time forfeit, ms, 0 to 60000.
+    #[arg(long, value_name = "MS", default_value_t = 50, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_TIME_MARGIN_MS))]
+    timemargin: u64,
+    /// Seconds an engine may take to answer the UCI handshake, or a fixed nodes/depth search,
+    /// before it counts as hung, 1 to 86400.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_HANG_TIMEOUT_SECONDS))]
+    hang_timeout: u64,
+    /// Score adjudication (off by default): RESIGN_CP,RESIGN_MOVES,DRAW_CP,DRAW_MOVES,DRAW_AFTER,
+    /// e.g. 1000,3,10,8,40 (resign when both engines see ≥ RESIGN_CP for RESIGN_MOVES moves each;
+    /// draw when both see |score| ≤ DRAW_CP for DRAW_MOVES moves each after DRAW_AFTER moves;
+    /// 1 <= RESIGN_CP <= 30000, 0 <= DRAW_CP <= 30000, a count of 0 turns its rule off).
+    #[arg(long, value_name = "LIST", value_parser = parse_adjudication, allow_hyphen_values = true)]
+    adjudicate: Option<Adjudication>,
+}
+
+impl PlayArgs {
+    /// The one limit clap let through (the `limit` group), if any.
+    fn limit(&self) -> Option<Limit> {
+        match (self.tc, self.nodes, self.depth) {
+            (Some(tc), _, _) => Some(tc),
+            (_, Some(n), _) => Some(Limit::Nodes(n)),
+            (_, _, Some(d)) => Some(Limit::Depth(d)),
+            _ => None,
+        }
+    }
+
+    /// The openings of --book (skipped positions noted on stderr), or the start position.
+    fn openings(&self, chess960: bool) -> anyhow::Result<Vec<cozy_chess::Board>> {
+        Ok(match &self.book {
+            Some(p) => {
+                let book = Book::load_with(p, chess960)?;
+                if let Some(n) = book.skipped_note(p) {
+                    note(&format!("{n}\n"));
+                }
+                book.openings
+            }
+            None => vec![parse_position(STARTPOS)?],
+        })
+    }
+
+    /// How each game is played under these flags.
+    fn game(&self, limit: Limit, chess960: bool) -> GameConfig {
+        GameConfig {
+            limit,
+            margin_ms: self.timemargin,
+            hang_timeout: Duration::from_secs(self.hang_timeout),
+            adjudication: self.adjudicate,
+            chess960,
+        }
+    }
 }
 
 fn parse_tc(s: &str) -> Result<Limit, arbiter::game::TcError> {
@@ -283,12 +328,12 @@ fn real_main() -> Result<(), Failure> {
         }
         return deliver(&report, cli.report.as_deref());
     }
-    if cli.tc.is_none() && cli.nodes.is_none() && cli.depth.is_none() {
+    let Some(limit) = cli.play.limit() else {
         usage_error(
             ErrorKind::MissingRequiredArgument,
             "one of --tc, --nodes or --depth is required for a match".into(),
         );
-    }
+    };
     // clap keeps the values of each `--engine` occurrence together: one group per engine.
     // The words are parsed here rather than by clap so that the message quotes a word with a
     // line break on one line.
@@ -318,12 +363,6 @@ fn real_main() -> Result<(), Failure> {
             "give two or more --engine groups".into(),
         );
     }
-    let limit = match (cli.tc, cli.nodes, cli.depth) {
-        (Some(tc), _, _) => tc,
-        (_, Some(n), _) => Limit::Nodes(n),
-        (_, _, Some(d)) => Limit::Depth(d),
-        _ => unreachable!("clap requires one of --tc, --nodes, --depth"),
-    };
     if let (Some(r), Some(p)) = (&cli.report, &cli.pgn)
         && same_file(r, p)
     {
@@ -332,16 +371,7 @@ fn real_main() -> Result<(), Failure> {
             "--report and --pgn name the same file".into(),
         );
     }
-    let openings = match &cli.book {
-        Some(p) => {
-            let book = Book::load_with(p, cli.chess960)?;
-            if let Some(n) = book.skipped_note(p) {
-                note(&format!("{n}\n"));
-            }
-            book.openings
-        }
-        None => vec![parse_position(STARTPOS)?],
-    };
+    let openings = cli.play.openings(cli.chess960)?;
     if let Some(r) = &cli.report {
         arbiter::output::check_report(r)?;
     }
@@ -349,17 +379,11 @@ fn real_main() -> Result<(), Failure> {
         engines,
         round_robin: cli.round_robin,
         openings,
-        random_openings: cli.book_order == BookOrder::Random,
+        random_openings: cli.play.book_order == BookOrder::Random,
         seed: cli.seed,
         games: cli.games,
-        concurrency: cli.concurrency,
-        game: GameConfig {
-            limit,
-            margin_ms: cli.timemargin,
-            hang_timeout: Duration::from_secs(cli.hang_timeout),
-            adjudication: cli.adjudicate,
-            chess960: cli.chess960,
-        },
+        concurrency: cli.play.concurrency,
+        game: cli.play.game(limit, cli.chess960),
         sprt,
         pgn: cli.pgn.clone(),
         log_dir: cli.log.clone(),
@@ -413,30 +437,11 @@ struct SpsaCli {
     #[arg(long, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..=arbiter::spsa::MAX_PAIRS))]
     pairs: u64,
-    /// Time control BASE+INC in seconds, e.g. 2+0.02.
-    #[arg(long, value_name = "BASE+INC", value_parser = parse_tc, allow_hyphen_values = true)]
-    tc: Option<Limit>,
-    /// Fixed nodes per move (instead of a clock).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
-    nodes: Option<u64>,
-    /// Fixed depth per move (instead of a clock), 1 to 1000.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64),
-          allow_negative_numbers = true)]
-    depth: Option<u32>,
-    /// Openings (EPD/FEN a line; the start position when omitted).
-    #[arg(long, value_name = "FILE")]
-    book: Option<PathBuf>,
-    /// Order in which book positions are used.
-    #[arg(long, value_enum, default_value_t = BookOrder::Random)]
-    book_order: BookOrder,
+    #[command(flatten)]
+    play: PlayArgs,
     /// Seed of the perturbations, the rounding and the book order.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seed: u64,
-    /// Game pairs played at the same time (a batch), 1 to 256.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
-              .range(1..=MAX_CONCURRENCY as u64))]
-    concurrency: usize,
     /// The run's state file (JSON); refused if it exists, unless --resume.
     #[arg(long, value_name = "FILE")]
     state: PathBuf,
@@ -466,17 +471,6 @@ struct SpsaCli {
     /// Exponent of the perturbation decay, in (0, 10].
     #[arg(long, default_value_t = 0.101, value_parser = parse_gain_exponent, allow_negative_numbers = true)]
     gamma: f64,
-    /// Clock tolerance before a time forfeit, ms, 0 to 60000.
-    #[arg(long, value_name = "MS", default_value_t = 50, allow_negative_numbers = true,
-          value_parser = clap::value_parser!(u64).range(0..=MAX_TIME_MARGIN_MS))]
-    timemargin: u64,
-    /// Seconds an engine may take to answer the handshake or a nodes/depth search, 1 to 86400.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, allow_negative_numbers = true,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_HANG_TIMEOUT_SECONDS))]
-    hang_timeout: u64,
-    /// Score adjudication RESIGN_CP,RESIGN_MOVES,DRAW_CP,DRAW_MOVES,DRAW_AFTER (as a match).
-    #[arg(long, value_name = "LIST", value_parser = parse_adjudication, allow_hyphen_values = true)]
-    adjudicate: Option<Adjudication>,
     /// No progress line on stderr.
     #[arg(long)]
     quiet: bool,
@@ -510,12 +504,10 @@ fn spsa_main() -> Result<(), Failure> {
         .with_context(|| format!("--params {}", cli.params.display()))?;
     let params = arbiter::spsa::parse_params(&text)
         .map_err(|e| anyhow::anyhow!("--params {}: {e}", cli.params.display()))?;
-    let limit = match (cli.tc, cli.nodes, cli.depth) {
-        (Some(tc), _, _) => tc,
-        (_, Some(n), _) => Limit::Nodes(n),
-        (_, _, Some(d)) => Limit::Depth(d),
-        _ => unreachable!("clap requires one of --tc, --nodes, --depth"),
-    };
+    let limit = cli
+        .play
+        .limit()
+        .expect("clap requires one of --tc, --nodes, --depth");
     if [Some(&cli.params), cli.trajectory.as_ref(), cli.svg.as_ref()]
         .into_iter()
         .flatten()
@@ -527,18 +519,9 @@ fn spsa_main() -> Result<(), Failure> {
             "--state, --params, --trajectory and --svg must name different files".into(),
         );
     }
-    let openings = match &cli.book {
-        Some(p) => {
-            let book = Book::load_with(p, false)?;
-            if let Some(n) = book.skipped_note(p) {
-                note(&format!("{n}\n"));
-            }
-            book.openings
-        }
-        None => vec![parse_position(STARTPOS)?],
-    };
+    let openings = cli.play.openings(false)?;
     // Before any game: the engine must start and answer the handshake.
-    Engine::probe(&engine, Duration::from_secs(cli.hang_timeout))
+    Engine::probe(&engine, Duration::from_secs(cli.play.hang_timeout))
         .map_err(|e| anyhow::anyhow!("--engine {}: {e}", engine.cmd))?;
     let mut schedule = arbiter::spsa::Schedule::new(cli.pairs);
     schedule.a_ratio = cli.a_ratio;
@@ -549,30 +532,24 @@ fn spsa_main() -> Result<(), Failure> {
         schedule,
         seed: cli.seed,
         time_control: limit.pgn_tag(),
-        book: cli.book.as_ref().map(|p| p.display().to_string()),
+        book: cli.play.book.as_ref().map(|p| p.display().to_string()),
         openings: openings.len(),
-        random_openings: cli.book_order == BookOrder::Random,
-        adjudication: cli.adjudicate.map(|a| {
+        random_openings: cli.play.book_order == BookOrder::Random,
+        adjudication: cli.play.adjudicate.map(|a| {
             format!(
                 "{},{},{},{},{}",
                 a.resign_cp, a.resign_moves, a.draw_cp, a.draw_moves, a.draw_after
             )
         }),
-        concurrency: cli.concurrency,
+        concurrency: cli.play.concurrency,
         params: params.iter().map(|p| p.input_line()).collect(),
     };
     let cfg = arbiter::spsa::SpsaConfig {
         setup,
         params,
         openings,
-        game: GameConfig {
-            limit,
-            margin_ms: cli.timemargin,
-            hang_timeout: Duration::from_secs(cli.hang_timeout),
-            adjudication: cli.adjudicate,
-            chess960: false,
-        },
-        concurrency: cli.concurrency,
+        game: cli.play.game(limit, false),
+        concurrency: cli.play.concurrency,
         state: cli.state.clone(),
         trajectory: cli.trajectory.clone(),
         svg: cli.svg.clone(),

@@ -280,7 +280,7 @@ pub fn topk(a: TopkArgs) -> anyhow::Result<()> {
             (*d, *k, Some(t))
         }
         p => bail!(
-            "--policy {p}: expected a full search, fair-dNsK or ntuple-dNsK (--k sets the restriction)"
+            "--policy {p}: expected a search without -topJ, fair-dNsK or ntuple-dNsK (--k sets the restriction)"
         ),
     };
     let mut player = a.model.factory(&a.games_policy)?();
