@@ -3,17 +3,17 @@
 
 use std::str::FromStr;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 use clap::Args;
 use drop7::game::PublicState;
 use drop7::policy::BuiltinPolicy;
-use drop7::protocol::{D7pSession, Reply, decision_json, leaf_json, state_from_json};
+use drop7::protocol::{D7pSession, StreamError, decision_json, leaf_json, serve_batch, serve_d7p};
 use drop7::search::{FairLeaf, SearchConfig, Searcher, TableKind};
 use ntuple::policy::PolicySpec;
 use serde_json::{Value, json};
 
 use crate::args::{BoardArg, ModelArg};
-use crate::output::{Line, MAX_LINE, bounded_lines, flush, write_line};
+use crate::output::{print_line, print_text};
 
 #[derive(Args)]
 pub struct StateArgs {
@@ -32,17 +32,21 @@ pub struct StateArgs {
     batch: bool,
 }
 
-/// The fair search at depth N with K samples: `fair-dNsK`.
-fn fair_search(s: &str) -> anyhow::Result<(u32, u32)> {
+/// The fair search at depth N with K samples, optionally restricted to the best J root
+/// columns at the last depth: `fair-dNsK[-topJ]`.
+fn fair_search(s: &str) -> anyhow::Result<FairSearch> {
     match s.parse::<BuiltinPolicy>()? {
         BuiltinPolicy::Fair {
             depth,
             samples,
-            top: None,
-        } => Ok((depth, samples)),
-        other => bail!("`{other}` is not a search: expected fair-dNsK, e.g. fair-d3s7"),
+            top,
+        } => Ok((depth, samples, top)),
+        other => bail!("`{other}` is not a search: expected fair-dNsK[-topJ], e.g. fair-d3s7"),
     }
 }
+
+/// Depth, samples and the `-topJ` restriction of a fair search.
+type FairSearch = (u32, u32, Option<u32>);
 
 /// The largest direct-mapped table `search --table` allocates: 2²⁶ entries, 3.2 GB (the
 /// reference's largest is 2²⁰).
@@ -86,9 +90,10 @@ impl FromStr for TableArg {
 pub struct SearchArgs {
     #[command(flatten)]
     state: StateArgs,
-    /// The search, fair-dNsK (e.g. fair-d3s7); a batch line's "policy" field overrides it.
+    /// The search, fair-dNsK (e.g. fair-d3s7), optionally -topJ (only the best J root columns
+    /// at the last depth, e.g. fair-d4s7-top3); a batch line's "policy" field overrides it.
     #[arg(long, default_value = "fair-d3s7", value_parser = fair_search)]
-    policy: (u32, u32),
+    policy: FairSearch,
     /// Transposition table: none (the reference's table-free work counts), exact (the
     /// reference LRU's counts), default (the deployment table), or a direct-mapped size of
     /// 1 to 67108864 entries (48 bytes each, rounded up to a power of two).
@@ -97,7 +102,7 @@ pub struct SearchArgs {
 }
 
 /// A batch line's "policy": absent, or a `fair-dNsK` string.
-fn line_policy(v: &Value) -> anyhow::Result<Option<(u32, u32)>> {
+fn line_policy(v: &Value) -> anyhow::Result<Option<FairSearch>> {
     match &v["policy"] {
         Value::Null => Ok(None),
         Value::String(p) => fair_search(p).map(Some),
@@ -105,8 +110,8 @@ fn line_policy(v: &Value) -> anyhow::Result<Option<(u32, u32)>> {
     }
 }
 
-fn search_config((d, k): (u32, u32), table: TableArg) -> SearchConfig {
-    let mut cfg = SearchConfig::fair(d, k);
+fn search_config((d, k, top): FairSearch, table: TableArg) -> SearchConfig {
+    let mut cfg = SearchConfig::fair(d, k).with_top(top);
     if let Some(t) = table.0 {
         cfg.table = t;
     }
@@ -121,62 +126,31 @@ fn search_json(s: &PublicState, cfg: SearchConfig) -> Value {
     v
 }
 
-/// Run `f` on one state from the flags, or on every stdin line with `--batch`. A bad batch
-/// line gets {"line", "error"} on its own output line; the batch goes on.
+/// Run `f` on one state from the flags, or on every stdin line with `--batch`
+/// ([`drop7::protocol::serve_batch`]: a bad line is answered with its error, the batch goes on).
 fn each_state(
     a: &StateArgs,
     mut f: impl FnMut(&PublicState, &Value) -> anyhow::Result<Value>,
 ) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    if !a.batch {
-        let (Some(b), Some(n), Some(r)) = (a.board, a.next, a.rise) else {
-            bail!("--board, --next and --rise are required without --batch");
-        };
-        let s = PublicState::checked(b.0, n as u64, r as u64)?;
-        let v = f(&s, &Value::Null)?;
-        if write_line(&mut out, &v.to_string())? {
-            flush(&mut out)?;
-        }
-        return Ok(());
+    if a.batch {
+        let mut out = std::io::stdout().lock();
+        return quiet_if_gone(serve_batch(std::io::stdin().lock(), &mut out, |s, v| {
+            f(s, v).map_err(|e| format!("{e:#}"))
+        }));
     }
-    for (i, line) in bounded_lines(std::io::stdin().lock()).enumerate() {
-        let refused = |why: String| json!({"line": i + 1, "error": why});
-        let line = match line.context("reading standard input")? {
-            Line::Text(bytes) => {
-                String::from_utf8(bytes).map_err(|_| refused("the line is not UTF-8".into()))
-            }
-            Line::TooLong(n) => Err(refused(format!(
-                "the line is {n} bytes long; at most {MAX_LINE}"
-            ))),
-        };
-        let line = match line {
-            Ok(line) => line,
-            Err(v) => {
-                if !write_line(&mut out, &v.to_string())? {
-                    return Ok(());
-                }
-                flush(&mut out)?;
-                continue;
-            }
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let result = serde_json::from_str::<Value>(&line)
-            .map_err(|e| anyhow!("not JSON: {e}"))
-            .and_then(|v| {
-                state_from_json(&v)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|s| f(&s, &v))
-            });
-        let v = result.unwrap_or_else(|e| json!({"line": i + 1, "error": format!("{e:#}")}));
-        if !write_line(&mut out, &v.to_string())? {
-            return Ok(());
-        }
-        flush(&mut out)?;
+    let (Some(b), Some(n), Some(r)) = (a.board, a.next, a.rise) else {
+        bail!("--board, --next and --rise are required without --batch");
+    };
+    let s = PublicState::checked(b.0, n as u64, r as u64)?;
+    print_line(&f(&s, &Value::Null)?.to_string())
+}
+
+/// A line protocol's end: a reader that went away (`| head`) is a normal end.
+fn quiet_if_gone(r: Result<(), StreamError>) -> anyhow::Result<()> {
+    match r {
+        Err(e) if !e.reader_gone() => Err(e.into()),
+        _ => Ok(()),
     }
-    flush(&mut out)
 }
 
 pub fn leaf(a: StateArgs) -> anyhow::Result<()> {
@@ -203,31 +177,11 @@ pub struct D7pArgs {
     model: ModelArg,
 }
 
-/// The D7P line protocol ([`drop7::protocol::D7pSession`]) on stdin/stdout.
+/// The D7P line protocol ([`drop7::protocol::serve_d7p`]) on stdin/stdout.
 pub fn d7p(a: D7pArgs) -> anyhow::Result<()> {
     let mut session = D7pSession::new(a.model.factory(&a.policy)?(), a.policy.to_string());
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    for line in bounded_lines(std::io::stdin().lock()) {
-        // a line that is not UTF-8 is answered like any unknown command, never fatal; so is
-        // one too long to read whole
-        let reply = match line.context("reading standard input")? {
-            Line::Text(bytes) => session.reply(&String::from_utf8_lossy(&bytes)),
-            Line::TooLong(n) => Reply::Text(format!(
-                "info string error: a line of {n} bytes (at most {MAX_LINE})"
-            )),
-        };
-        let text = match reply {
-            Reply::Quit => break,
-            Reply::Silent => continue,
-            Reply::Text(t) => t,
-        };
-        if !write_line(&mut out, &text)? {
-            return Ok(());
-        }
-        flush(&mut out)?;
-    }
-    Ok(())
+    let mut out = std::io::stdout().lock();
+    quiet_if_gone(serve_d7p(&mut session, std::io::stdin().lock(), &mut out))
 }
 
 /// `drop7 topk`: price searching only the best k root columns at the last depth.
@@ -260,30 +214,9 @@ pub struct TopkArgs {
 /// The study as JSON: per k, how often the choice differs (Wilson and game-clustered
 /// bootstrap), the mean regret in points with its bootstrap upper bound, the work ratio.
 pub fn topk(a: TopkArgs) -> anyhow::Result<()> {
-    let (depth, samples, tables) = match &a.policy {
-        PolicySpec::Builtin(BuiltinPolicy::Fair {
-            depth,
-            samples,
-            top: None,
-        }) => (*depth, *samples, None),
-        PolicySpec::NTuple {
-            search: Some((d, k)),
-            top: None,
-            model,
-        } => {
-            let mut models = a.model.models();
-            let path = model
-                .clone()
-                .or_else(|| a.model.model.clone())
-                .ok_or_else(|| anyhow!("{}: needs a model (@FILE or --model)", a.policy))?;
-            let t = std::sync::Arc::clone(&models.get(&path)?.tables);
-            (*d, *k, Some(t))
-        }
-        p => bail!(
-            "--policy {p}: expected a search without -topJ, fair-dNsK or ntuple-dNsK (--k sets the restriction)"
-        ),
-    };
-    let mut player = a.model.factory(&a.games_policy)?();
+    let mut models = a.model.models();
+    let (depth, samples, tables) = a.policy.full_search(&mut models).context("--policy")?;
+    let mut player = a.games_policy.factory(&mut models)?();
     let positions = drop7::topk::positions_from_games(a.seeds.seeds(), a.every as usize, |s| {
         player.choose(s).column
     });
@@ -298,22 +231,25 @@ pub fn topk(a: TopkArgs) -> anyhow::Result<()> {
         a.policy,
         a.k
     );
+    let bar = indicatif::ProgressBar::new(positions.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "[{bar:30}] {pos}/{len} positions  {elapsed_precise} ETA {eta}",
+        )
+        .expect("template")
+        .progress_chars("=> "),
+    );
     let cfg = SearchConfig::fair(depth, samples);
+    let tick = || bar.inc(1);
     let study = match tables {
-        None => drop7::topk::study(&positions, cfg, &a.k, FairLeaf::default, threads),
-        Some(t) => drop7::topk::study(
-            &positions,
-            cfg,
-            &a.k,
-            || ntuple::play::NTupleLeaf::new(std::sync::Arc::clone(&t)),
-            threads,
-        ),
+        None => drop7::topk::study(&positions, cfg, &a.k, FairLeaf::default, threads, tick),
+        Some(t) => {
+            let leaf = || ntuple::play::NTupleLeaf::new(std::sync::Arc::clone(&t));
+            drop7::topk::study(&positions, cfg, &a.k, leaf, threads, tick)
+        }
     };
-    let mut out = std::io::stdout().lock();
-    if write_line(&mut out, &serde_json::to_string_pretty(&study)?)? {
-        flush(&mut out)?;
-    }
-    Ok(())
+    bar.finish_and_clear();
+    print_text(&(serde_json::to_string_pretty(&study)? + "\n"))
 }
 
 #[cfg(test)]
@@ -328,11 +264,12 @@ mod tests {
         /// lines are the library's: `drop7::protocol` tests them.)
         #[test]
         fn any_policy_field_parses_or_is_refused(
-            policy in prop_oneof![Just(Value::Null), "fair-d[0-9]s[0-9]{1,3}".prop_map(Value::from),
+            policy in prop_oneof![Just(Value::Null), "fair-d[0-9]s[0-9]{1,3}(-top[0-9])?".prop_map(Value::from),
                                   any::<i32>().prop_map(Value::from), "\\PC{0,12}".prop_map(Value::from)],
         ) {
-            if let Ok(Some((d, k))) = line_policy(&json!({"policy": policy})) {
+            if let Ok(Some((d, k, top))) = line_policy(&json!({"policy": policy})) {
                 prop_assert!((1..=8).contains(&d) && (1..=64).contains(&k));
+                prop_assert!(top.is_none_or(|j| (1..=6).contains(&j) && d >= 2));
             }
         }
 

@@ -134,20 +134,11 @@ impl std::str::FromStr for CheckpointEvery {
     }
 }
 
-/// `--checkpoint-every auto`: 5e7 moves per started GB of checkpoint (weights and both
-/// accumulators).
-pub fn auto_checkpoint_every(layout: &Layout) -> u64 {
-    let gb = ntuple::tables::bytes_needed(layout, true)
-        .div_ceil(1 << 30)
-        .max(1);
-    50_000_000 * gb
-}
-
 pub fn train(a: TrainArgs) -> anyhow::Result<()> {
     let checkpoint_every = a
         .checkpoint_every
         .0
-        .unwrap_or_else(|| auto_checkpoint_every(&a.layout));
+        .unwrap_or_else(|| TrainConfig::auto_checkpoint_every(&a.layout));
     let cfg = TrainConfig {
         layout: a.layout,
         seeds: a.seeds,
@@ -305,32 +296,10 @@ enum ModelAction {
 pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
     match a.action {
         ModelAction::Info { file } => {
-            let (t, info) = model::inspect(&file)?;
-            let s = model::stats(&t);
-            let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
-            let bad = info.non_finite;
-            let mut problems = Vec::new();
-            if bad.count() > 0 {
-                problems.push(format!(
-                    "{} NaN and {} infinite weights (the first at entry {}): refused for play, training and edits",
-                    bad.nan,
-                    bad.infinite,
-                    bad.first.unwrap_or(0)
-                ));
-            }
-            if info.format == model::Format::V1 {
-                problems.push(
-                    "D7NTUP01 (no checksum of its own; read because its .sha256 sidecar verifies it): `drop7 model upgrade` rewrites it"
-                        .into(),
-                );
-            }
+            let (j, problems) = model::info_report(&file)?;
             for p in &problems {
                 eprintln!("warning: {}: {p}", file.display());
             }
-            let j = serde_json::json!({"file": name, "format": info.format, "sha256": info.sha256,
-                "verified": info.verified(), "checkedBy": info.checked_by.to_string(),
-                "playable": bad.count() == 0, "problems": problems,
-                "hasCoherence": info.has_coherence, "stats": s});
             print_line(&serde_json::to_string_pretty(&j).expect("json"))
         }
         ModelAction::Pack {
@@ -425,15 +394,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_checkpoints_scale_with_the_bytes_written() {
-        // The small layout: 60 M entries × 12 bytes = 0.72 GB, one started GB.
-        let small = layout("win23,win32,phase=none").unwrap();
-        assert_eq!(auto_checkpoint_every(&small), 50_000_000);
-        // The default layout (arm C) is about 10⁹ entries: 12 GB, every 6 × 10⁸ moves.
-        let c = layout("rows,cols,win23,win32,phase=all").unwrap();
-        let gb = (c.total * 12).div_ceil(1 << 30);
-        assert!(gb >= 10, "{gb}");
-        assert_eq!(auto_checkpoint_every(&c), 50_000_000 * gb);
+    fn checkpoint_every_is_auto_or_a_count() {
         assert_eq!("auto".parse(), Ok(CheckpointEvery(None)));
         assert_eq!("2e8".parse(), Ok(CheckpointEvery(Some(200_000_000))));
         assert!("soon".parse::<CheckpointEvery>().is_err());

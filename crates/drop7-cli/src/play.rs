@@ -56,11 +56,9 @@ pub fn play(a: PlayArgs) -> anyhow::Result<()> {
     let (block, out) = match a.shard {
         Some(shard) => (
             shard.of(a.seeds)?,
-            a.out.as_ref().map(|o| {
-                let mut name = o.as_os_str().to_owned();
-                name.push(format!(".shard-{}", shard.tag()));
-                PathBuf::from(name)
-            }),
+            a.out
+                .as_deref()
+                .map(|o| drop7::runner::shard_file(o, shard)),
         ),
         None => (a.seeds, a.out.clone()),
     };

@@ -7,7 +7,6 @@ use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand};
 use drop7::SeedBlock;
 use drop7::lease::{Ledger, Role};
-use drop7::policy::BuiltinPolicy;
 use drop7::screen::{ScreenOutcome, ScreenPlan, markdown, prepare_screen, run_screen};
 use drop7::seeds::Shard;
 use drop7::slurm::ScreenJob;
@@ -150,28 +149,6 @@ pub fn screen(a: ScreenArgs) -> anyhow::Result<()> {
     }
 }
 
-/// Rough single-thread milliseconds per decision (measured on this project's 2-core machine:
-/// README speed tables), for a job array's time limit.
-fn ms_per_decision(p: &PolicySpec) -> f64 {
-    let search = |d: u32| match d {
-        0 | 1 => 0.1,
-        2 => 1.0,
-        3 => 25.0,
-        4 => 550.0,
-        _ => 15_000.0,
-    };
-    match p {
-        PolicySpec::Builtin(BuiltinPolicy::Fair { depth, samples, .. }) => {
-            search(*depth) * (*samples as f64 / 7.0).powi(*depth as i32)
-        }
-        PolicySpec::NTuple {
-            search: Some((d, k)),
-            ..
-        } => 0.5 * search(*d) * (*k as f64 / 7.0).powi(*d as i32),
-        _ => 0.05,
-    }
-}
-
 /// A Slurm job-array script for this screen, one task per shard ([`drop7::slurm`]).
 fn slurm_script(a: &ScreenArgs, n: u32) -> anyhow::Result<String> {
     let job = ScreenJob {
@@ -184,7 +161,7 @@ fn slurm_script(a: &ScreenArgs, n: u32) -> anyhow::Result<String> {
         shards: n,
         cpus: a.slurm_cpus,
         time: a.slurm_time.clone(),
-        ms_per_decision: a.arms.iter().map(ms_per_decision).sum(),
+        ms_per_decision: a.arms.iter().map(PolicySpec::ms_per_decision).sum(),
     };
     Ok(job.script()?)
 }
@@ -231,78 +208,12 @@ pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
             }
         }
         MergeWhat::Play { file, seeds, force } => {
-            let dir = file
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let stem = file
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let prefix = format!("{stem}.shard-");
-            let mut parts = Vec::new();
-            for e in std::fs::read_dir(dir)?.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if let Some(tag) = name.strip_prefix(&prefix) {
-                    if !std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()) {
-                        bail!("{}: not a regular file", e.path().display());
-                    }
-                    let shard = tag
-                        .split_once("-of-")
-                        .and_then(|(k, n)| format!("{k}/{n}").parse::<Shard>().ok())
-                        .ok_or_else(|| anyhow!("{name}: not a shard file (FILE.shard-K-of-N)"))?;
-                    parts.push((shard, e.path()));
-                }
-            }
-            let records = drop7::runner::merge_shards(seeds, None, &parts)
-                .map_err(|e| anyhow!("{}: {e}", file.display()))?;
-            // FILE is a results file like `play --out`'s: take its lock for the whole merge
-            // (a `play` writing it is not overwritten), and keep what the shards do not hold.
-            if let Ok(m) = std::fs::metadata(&file)
-                && !m.is_file()
-            {
-                bail!("{}: not a regular file", file.display());
-            }
-            let held = evidence::open_append(&file).map_err(|e| e.into_io())?;
-            held.try_lock().map_err(|e| match e {
-                std::fs::TryLockError::WouldBlock => anyhow!(
-                    "{}: another process is writing this results file (it is locked)",
-                    file.display()
-                ),
-                std::fs::TryLockError::Error(e) => anyhow!("{}: {e}", file.display()),
-            })?;
-            let merged: std::collections::HashSet<String> = records
-                .iter()
-                .map(|r| serde_json::to_string(r).expect("record"))
-                .collect();
-            let text =
-                std::fs::read_to_string(&file).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-            let foreign = text
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .filter(|l| {
-                    serde_json::from_str::<drop7::runner::GameRecord>(l).map_or(true, |r| {
-                        !merged.contains(&serde_json::to_string(&r).expect("record"))
-                    })
-                })
-                .count();
-            if foreign > 0 && !force {
-                bail!(
-                    "{}: holds {foreign} line(s) the shards do not (another arm's games, or games played into it); --force replaces them",
-                    file.display()
-                );
-            }
-            let text: String = records
-                .iter()
-                .map(|r| serde_json::to_string(r).expect("record") + "\n")
-                .collect();
-            evidence::atomic_write(&file, text.as_bytes())?;
-            drop(held);
+            let m = drop7::runner::merge_play_file(&file, seeds, force)?;
             print_line(&format!(
                 "merged {} shards into {} ({} games)",
-                parts.len(),
+                m.shards,
                 file.display(),
-                records.len()
+                m.games
             ))
         }
     }
@@ -360,22 +271,7 @@ pub fn lease(a: LeaseArgs) -> anyhow::Result<()> {
             if json {
                 return print_line(&serde_json::to_string_pretty(&ledger).expect("ledger"));
             }
-            let mut t = format!(
-                "{:<28} {:<10} {:<12} {:<12} {:<9} opened by\n",
-                "id", "role", "start", "end (excl)", "state"
-            );
-            for l in &ledger.leases {
-                t += &format!(
-                    "{:<28} {:<10} {:<12} {:<12} {:<9} {}\n",
-                    l.id,
-                    l.role,
-                    l.range_start_hex,
-                    l.range_end_exclusive_hex,
-                    format!("{:?}", l.state).to_lowercase(),
-                    l.opened_by.as_deref().unwrap_or("-")
-                );
-            }
-            print_text(&t)
+            print_text(&ledger.table())
         }
         LeaseAction::Reserve {
             id,

@@ -171,6 +171,26 @@ pub const LEDGER_FORMAT: &str = "actuary-seed-ledger-v1";
 pub const MAX_LEDGER_BYTES: u64 = 64 << 20;
 
 impl Ledger {
+    /// The leases as a text table, one line each (`drop7 lease list`).
+    pub fn table(&self) -> String {
+        let mut t = format!(
+            "{:<28} {:<10} {:<12} {:<12} {:<9} opened by\n",
+            "id", "role", "start", "end (excl)", "state"
+        );
+        for l in &self.leases {
+            t += &format!(
+                "{:<28} {:<10} {:<12} {:<12} {:<9} {}\n",
+                l.id,
+                l.role,
+                l.range_start_hex,
+                l.range_end_exclusive_hex,
+                format!("{:?}", l.state).to_lowercase(),
+                l.opened_by.as_deref().unwrap_or("-")
+            );
+        }
+        t
+    }
+
     /// An empty ledger.
     pub fn new() -> Self {
         Self {
@@ -469,6 +489,24 @@ mod tests {
 
     fn b(s: &str) -> SeedBlock {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn the_table_has_a_header_and_a_line_per_lease() {
+        let mut l = Ledger::new();
+        l.reserve("train-a", Role::Training, b("0x10:16"), "")
+            .unwrap();
+        let t = l.table();
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 2, "{t}");
+        assert!(
+            lines[0].starts_with("id ") && lines[0].ends_with("opened by"),
+            "{t}"
+        );
+        let words: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(words[0], "train-a");
+        assert_eq!(words[1], "training");
+        assert_eq!(words[5], "-", "nobody opened a reserved lease: {t}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::game::{PublicState, StateError};
 use crate::policy::Policy;
 use crate::search::{Decision, SearchConfig};
 use serde_json::{Value, json};
+use std::io::{BufRead, ErrorKind, Write};
 
 /// Why a state (or a D7P line) was refused.
 #[derive(Debug, thiserror::Error)]
@@ -106,7 +107,7 @@ pub fn leaf_json(s: &PublicState) -> Value {
 /// `drop7 search`: a decision with the state and the configuration that made it (the
 /// search vectors' keys).
 pub fn decision_json(s: &PublicState, cfg: &SearchConfig, d: &Decision) -> Value {
-    json!({
+    let mut v = json!({
         "board": s.board.to_string(), "next": s.next, "rise": s.moves_remaining,
         "depth": cfg.depth, "samples": cfg.samples,
         "column": d.column, "columnCanonical": d.column_canonical,
@@ -115,7 +116,12 @@ pub fn decision_json(s: &PublicState, cfg: &SearchConfig, d: &Decision) -> Value
         "work": d.work, "workByDepth": d.work_by_depth, "nodes": d.nodes,
         "completedDepth": d.completed_depth, "completed": d.completed(cfg.depth),
         "maxWork": cfg.max_work,
-    })
+    });
+    // only a restricted search says so: the reference's vectors have no such key
+    if let Some(top) = cfg.final_top {
+        v["top"] = json!(top);
+    }
+    v
 }
 
 /// What a D7P line asks of the front end.
@@ -177,9 +183,239 @@ impl D7pSession {
     }
 }
 
+/// The longest input line read whole (`--batch`, D7P); a batch line is about 100 bytes.
+pub const MAX_LINE: usize = 1 << 16;
+
+/// One input line: its bytes (without the newline), or, past [`MAX_LINE`], only its length
+/// (the rest is read and dropped, so no line can exhaust memory).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    Text(Vec<u8>),
+    TooLong(u64),
+}
+
+/// The lines of `r`, each bounded by [`MAX_LINE`] bytes in memory.
+pub fn bounded_lines<R: BufRead>(mut r: R) -> impl Iterator<Item = std::io::Result<Line>> {
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let (mut buf, mut total, mut any) = (Vec::new(), 0u64, false);
+        loop {
+            let chunk = match r.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    done = true;
+                    return Some(Err(e));
+                }
+            };
+            if chunk.is_empty() {
+                done = true;
+                if !any {
+                    return None;
+                }
+                break;
+            }
+            any = true;
+            let (len, newline) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (chunk.len(), false),
+            };
+            let room = (MAX_LINE + 1).saturating_sub(buf.len());
+            buf.extend_from_slice(&chunk[..len.min(room)]);
+            total += len as u64;
+            r.consume(len + newline as usize);
+            if newline {
+                break;
+            }
+        }
+        Some(Ok(if total > MAX_LINE as u64 {
+            Line::TooLong(total)
+        } else {
+            Line::Text(buf)
+        }))
+    })
+}
+
+/// A line protocol stopped on its input or its output.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    #[error("reading standard input: {0}")]
+    Read(std::io::Error),
+    #[error("writing to standard output: {0}")]
+    Write(std::io::Error),
+}
+
+impl StreamError {
+    /// The reader of the output has gone (`| head`): the caller stops quietly.
+    pub fn reader_gone(&self) -> bool {
+        matches!(self, Self::Write(e) if e.kind() == ErrorKind::BrokenPipe)
+    }
+}
+
+/// Write `text` and a newline, flushed (an answer must reach a waiting front end now).
+fn answer(out: &mut impl Write, text: &str) -> Result<(), StreamError> {
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+        .map_err(StreamError::Write)
+}
+
+/// Serve D7P ([`D7pSession`]) from `input` to `out` until `quit` or the end of the input. A
+/// line that is not UTF-8 or too long to read whole is answered like an unknown command,
+/// never fatal.
+pub fn serve_d7p(
+    session: &mut D7pSession,
+    input: impl BufRead,
+    out: &mut impl Write,
+) -> Result<(), StreamError> {
+    for line in bounded_lines(input) {
+        let reply = match line.map_err(StreamError::Read)? {
+            Line::Text(bytes) => session.reply(&String::from_utf8_lossy(&bytes)),
+            Line::TooLong(n) => Reply::Text(format!(
+                "info string error: a line of {n} bytes (at most {MAX_LINE})"
+            )),
+        };
+        match reply {
+            Reply::Quit => break,
+            Reply::Silent => {}
+            Reply::Text(t) => answer(out, &t)?,
+        }
+    }
+    Ok(())
+}
+
+/// The batch protocol of `drop7 leaf --batch` and `drop7 search --batch`: one JSON object
+/// `{"board", "next", "rise", …}` a line in, one JSON line out, `f`'s answer for the state
+/// and the whole line. A bad line (not UTF-8, too long, not JSON, not a state, or refused by
+/// `f`) is answered `{"line": N, "error": why}` and the batch goes on; blank lines are skipped.
+pub fn serve_batch(
+    input: impl BufRead,
+    out: &mut impl Write,
+    mut f: impl FnMut(&PublicState, &Value) -> Result<Value, String>,
+) -> Result<(), StreamError> {
+    for (i, line) in bounded_lines(input).enumerate() {
+        let refused = |why: String| json!({"line": i + 1, "error": why});
+        let v = match line.map_err(StreamError::Read)? {
+            Line::TooLong(n) => refused(format!("the line is {n} bytes long; at most {MAX_LINE}")),
+            Line::Text(bytes) => match String::from_utf8(bytes) {
+                Err(_) => refused("the line is not UTF-8".into()),
+                Ok(line) if line.trim().is_empty() => continue,
+                Ok(line) => serde_json::from_str::<Value>(&line)
+                    .map_err(|e| format!("not JSON: {e}"))
+                    .and_then(|v| {
+                        state_from_json(&v)
+                            .map_err(|e| e.to_string())
+                            .and_then(|s| f(&s, &v))
+                    })
+                    .unwrap_or_else(refused),
+            },
+        };
+        answer(out, &v.to_string())?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lines(input: &[u8]) -> Vec<Result<Vec<u8>, u64>> {
+        bounded_lines(std::io::BufReader::with_capacity(7, input))
+            .map(|l| match l.unwrap() {
+                Line::Text(t) => Ok(t),
+                Line::TooLong(n) => Err(n),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lines_are_bounded() {
+        assert_eq!(lines(b""), vec![]);
+        assert_eq!(
+            lines(b"a\n\nbc"),
+            vec![Ok(b"a".to_vec()), Ok(vec![]), Ok(b"bc".to_vec())]
+        );
+        assert_eq!(lines(b"abc\n"), vec![Ok(b"abc".to_vec())]);
+        let mut big = vec![b'x'; MAX_LINE + 5];
+        big.extend_from_slice(b"\nok\n");
+        assert_eq!(
+            lines(&big),
+            vec![Err(MAX_LINE as u64 + 5), Ok(b"ok".to_vec())]
+        );
+        let exact = vec![b'y'; MAX_LINE];
+        assert_eq!(lines(&exact), vec![Ok(exact.clone())]);
+    }
+
+    #[test]
+    fn a_batch_answers_every_line_and_goes_on_after_a_bad_one() {
+        let mut input = b"{\"board\":\"startpos\",\"next\":3,\"rise\":5}\n\n".to_vec();
+        input
+            .extend_from_slice(b"\xff\nnot json\n{\"board\":\"startpos\",\"next\":9,\"rise\":5}\n");
+        input.extend_from_slice(b"{\"board\":\"startpos\",\"next\":1,\"rise\":1}\n");
+        let mut out = Vec::new();
+        serve_batch(&input[..], &mut out, |s, _| {
+            if s.next == 1 {
+                Err("refused by the caller".into())
+            } else {
+                Ok(json!({"next": s.next}))
+            }
+        })
+        .unwrap();
+        let got: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(got.len(), 5, "{got:?}");
+        assert_eq!(got[0], json!({"next": 3}));
+        // line numbers count the blank line 2
+        assert_eq!(got[1], json!({"line": 3, "error": "the line is not UTF-8"}));
+        assert!(
+            got[2]["error"].as_str().unwrap().starts_with("not JSON"),
+            "{got:?}"
+        );
+        assert_eq!(got[3]["line"], 5);
+        assert!(
+            got[3]["error"].as_str().unwrap().contains("next"),
+            "{got:?}"
+        );
+        assert_eq!(got[4], json!({"line": 6, "error": "refused by the caller"}));
+    }
+
+    #[test]
+    fn d7p_serves_until_quit_and_survives_bad_lines() {
+        let policy = crate::policy::BuiltinPolicy::Center.factory().unwrap()();
+        let mut session = D7pSession::new(policy, "center".into());
+        let mut input = b"isready\n\xfe\xff\n".to_vec();
+        input.extend_from_slice(&vec![b'z'; MAX_LINE + 1]);
+        input.extend_from_slice(b"\nposition startpos next 3 rise 5\ngo\nquit\nisready\n");
+        let mut out = Vec::new();
+        serve_d7p(&mut session, &input[..], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(lines[0], "readyok");
+        assert!(lines[1].starts_with("info unknown command"), "{text}");
+        assert!(
+            lines[2].contains(&format!("{} bytes", MAX_LINE + 1)),
+            "{text}"
+        );
+        assert_eq!(
+            lines[3], "bestmove 3",
+            "center plays column 3 on an empty board"
+        );
+    }
+
+    #[test]
+    fn a_gone_reader_is_told_apart_from_a_full_disk() {
+        let gone = StreamError::Write(std::io::Error::from(ErrorKind::BrokenPipe));
+        let full = StreamError::Write(std::io::Error::other("No space left on device"));
+        assert!(gone.reader_gone() && !full.reader_gone());
+        assert!(full.to_string().starts_with("writing to standard output"));
+    }
     use proptest::prelude::*;
 
     /// A batch line for a state, as a script would write it.

@@ -206,9 +206,9 @@ pub enum RunError {
     },
     #[error("{}: line {line} is not a game record, and records follow it; fix or remove the file", path.display())]
     Corrupt { path: PathBuf, line: usize },
-    #[error("{}: another process is writing this results file", path.display())]
+    #[error("{}: another process is writing this results file (it is locked)", path.display())]
     Busy { path: PathBuf },
-    #[error("{}: a results file must be a regular file (or not exist yet)", path.display())]
+    #[error("{}: not a regular file (a results file must be a regular file, or not exist yet)", path.display())]
     NotAFile { path: PathBuf },
     #[error("--threads {threads}: use at most {most} (4 per core)")]
     Threads { threads: usize, most: usize },
@@ -522,6 +522,102 @@ pub fn merge_shards(
         all.extend(part.seeds().filter_map(|x| got.remove(&x)));
     }
     Ok(all)
+}
+
+/// `FILE.shard-K-of-N`: where `play --shard K/N --out FILE` writes its part of the block, and
+/// where [`merge_play_file`] looks for it.
+pub fn shard_file(file: &Path, shard: crate::seeds::Shard) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(format!(".shard-{}", shard.tag()));
+    PathBuf::from(name)
+}
+
+/// The shard files `FILE.shard-K-of-N` beside `file`, in directory order. A name with the
+/// prefix that is not a shard, or a shard that is not a regular file, is an error (merging
+/// around it would hide a mistake).
+pub fn find_shard_files(file: &Path) -> Result<Vec<(crate::seeds::Shard, PathBuf)>, RunError> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let stem = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!("{stem}.shard-");
+    let mut parts = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io_err(dir))?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(tag) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if !std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()) {
+            return Err(RunError::NotAFile { path: e.path() });
+        }
+        let shard = tag
+            .split_once("-of-")
+            .and_then(|(k, n)| format!("{k}/{n}").parse().ok())
+            .ok_or_else(|| {
+                RunError::Merge(format!("{name}: not a shard file (FILE.shard-K-of-N)"))
+            })?;
+        parts.push((shard, e.path()));
+    }
+    Ok(parts)
+}
+
+/// What [`merge_play_file`] joined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergedPlay {
+    pub shards: usize,
+    pub games: usize,
+}
+
+/// `drop7 merge play FILE --seeds BLOCK`: join the `FILE.shard-K-of-N` files of a sharded
+/// `play` into FILE, in seed order, as one process would have written it. FILE is a results
+/// file like `play --out`'s, so its lock is held for the whole merge (a `play` writing it is
+/// not overwritten); lines FILE holds that the shards do not (another arm's games, games
+/// played into it) are refused unless `force`.
+pub fn merge_play_file(file: &Path, block: SeedBlock, force: bool) -> Result<MergedPlay, RunError> {
+    let parts = find_shard_files(file)?;
+    let records = merge_shards(block, None, &parts)
+        .map_err(|e| RunError::Merge(format!("{}: {e}", file.display())))?;
+    if let Ok(m) = std::fs::metadata(file)
+        && !m.is_file()
+    {
+        return Err(RunError::NotAFile {
+            path: file.to_owned(),
+        });
+    }
+    let held = evidence::open_append(file).map_err(|e| io_err(file)(e.into_io()))?;
+    held.try_lock().map_err(|e| match e {
+        std::fs::TryLockError::WouldBlock => RunError::Busy {
+            path: file.to_owned(),
+        },
+        std::fs::TryLockError::Error(e) => io_err(file)(e),
+    })?;
+    let line = |r: &GameRecord| serde_json::to_string(r).expect("a record serialises");
+    let merged: std::collections::HashSet<String> = records.iter().map(line).collect();
+    let text = std::fs::read_to_string(file).map_err(io_err(file))?;
+    let foreign = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| {
+            serde_json::from_str::<GameRecord>(l).map_or(true, |r| !merged.contains(&line(&r)))
+        })
+        .count();
+    if foreign > 0 && !force {
+        return Err(RunError::Merge(format!(
+            "{}: holds {foreign} line(s) the shards do not (another arm's games, or games played into it); --force replaces them",
+            file.display()
+        )));
+    }
+    let text: String = records.iter().map(|r| line(r) + "\n").collect();
+    evidence::atomic_write(file, text.as_bytes()).map_err(|e| io_err(file)(e.into_io()))?;
+    drop(held);
+    Ok(MergedPlay {
+        shards: parts.len(),
+        games: records.len(),
+    })
 }
 
 #[cfg(test)]

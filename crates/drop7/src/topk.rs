@@ -71,13 +71,15 @@ pub fn positions_from_games(
 }
 
 /// Per position: the full decision's Q per column and its choice, and per k the restricted
-/// choice and work. Runs `threads` threads over the positions.
+/// choice and work. Runs `threads` threads over the positions; `done` is called (from the
+/// worker threads) after each position, for a progress bar.
 pub fn study<L: Leaf>(
     positions: &[(usize, PublicState)],
     config: SearchConfig,
     ks: &[u32],
     leaf: impl Fn() -> L + Sync,
     threads: usize,
+    done: impl Fn() + Sync,
 ) -> TopKStudy {
     struct One {
         game: usize,
@@ -122,6 +124,7 @@ pub fn study<L: Leaf>(
                     });
                     work.push(e.work);
                 }
+                done();
                 One {
                     game: *game,
                     regret,
@@ -216,14 +219,23 @@ mod tests {
             crate::game::center_column(&s.board)
         });
         assert!(positions.len() >= 8, "{}", positions.len());
+        let seen = std::sync::atomic::AtomicUsize::new(0);
         let st = study(
             &positions,
             SearchConfig::fair(2, 3),
             &[7, 1],
             FairLeaf::default,
             2,
+            || {
+                seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            },
         );
         assert_eq!(st.positions, positions.len());
+        assert_eq!(
+            seen.into_inner(),
+            positions.len(),
+            "one progress call per position"
+        );
         let (all, one) = (&st.rows[0], &st.rows[1]);
         assert_eq!(
             (all.differ.successes, all.mean_regret, all.work_ratio),

@@ -826,6 +826,35 @@ pub struct Stats {
     pub max: Option<f32>,
 }
 
+/// `drop7 model info`: what a model file holds, after its bytes are checked, as JSON, with
+/// the problems a user must be told of (non-finite weights: refused for play, training and
+/// edits; the old format without its own checksum).
+pub fn info_report(path: &Path) -> Result<(serde_json::Value, Vec<String>), Error> {
+    let (t, info) = inspect(path)?;
+    let bad = info.non_finite;
+    let mut problems = Vec::new();
+    if bad.count() > 0 {
+        problems.push(format!(
+            "{} NaN and {} infinite weights (the first at entry {}): refused for play, training and edits",
+            bad.nan,
+            bad.infinite,
+            bad.first.unwrap_or(0)
+        ));
+    }
+    if info.format == Format::V1 {
+        problems.push(
+            "D7NTUP01 (no checksum of its own; read because its .sha256 sidecar verifies it): `drop7 model upgrade` rewrites it"
+                .into(),
+        );
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let j = serde_json::json!({"file": name, "format": info.format, "sha256": info.sha256,
+        "verified": info.verified(), "checkedBy": info.checked_by.to_string(),
+        "playable": bad.count() == 0, "problems": problems,
+        "hasCoherence": info.has_coherence, "stats": stats(&t)});
+    Ok((j, problems))
+}
+
 pub fn stats(t: &Tables) -> Stats {
     let init = t.initial_weight().to_bits();
     let (mut untouched, mut finite, mut sum) = (0u64, 0u64, 0f64);

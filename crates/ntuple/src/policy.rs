@@ -120,7 +120,70 @@ impl PolicySpec {
             }
         }
     }
+
+    /// The unrestricted search a `drop7 topk` study restricts: depth, samples and the
+    /// n-tuple tables (`None`: the fair leaf). A policy that is not a search, or one already
+    /// restricted by `-topJ`, is refused (the study sets the restriction itself).
+    pub fn full_search(&self, models: &mut Models) -> Result<FullSearch, Error> {
+        match self {
+            Self::Builtin(BuiltinPolicy::Fair {
+                depth,
+                samples,
+                top: None,
+            }) => Ok((*depth, *samples, None)),
+            Self::NTuple {
+                search: Some((d, k)),
+                top: None,
+                model,
+            } => {
+                let path = model
+                    .clone()
+                    .or_else(|| models.default.clone())
+                    .ok_or_else(|| {
+                        Error::Policy(format!("{self}: needs a model (@FILE or --model)"))
+                    })?;
+                Ok((*d, *k, Some(Arc::clone(&models.get(&path)?.tables))))
+            }
+            p => Err(Error::Policy(format!(
+                "`{p}`: expected a search without -topJ, fair-dNsK or ntuple-dNsK"
+            ))),
+        }
+    }
+
+    /// Rough single-thread milliseconds per decision on this project's 2-core machine, for a
+    /// job array's time limit (`screen --emit-slurm`, which doubles it): the fair search's
+    /// measured times (README speed tables) scaled by (K/7)^depth, an n-tuple leaf at about
+    /// half the fair leaf's cost, and `-topJ` at its measured share of the full search's work
+    /// (docs/drop7/topk: J = 2, 3, 4 cost 0.39, 0.53, 0.66 of it, about (J + 1)/7.5).
+    pub fn ms_per_decision(&self) -> f64 {
+        let search = |d: u32| match d {
+            0 | 1 => 0.1,
+            2 => 1.0,
+            3 => 25.0,
+            4 => 550.0,
+            _ => 15_000.0,
+        };
+        let share = |top: &Option<u32>| top.map_or(1.0, |j| ((j as f64 + 1.0) / 7.5).min(1.0));
+        let scaled = |d: u32, k: u32| search(d) * (k as f64 / 7.0).powi(d as i32);
+        match self {
+            Self::Builtin(BuiltinPolicy::Fair {
+                depth,
+                samples,
+                top,
+            }) => scaled(*depth, *samples) * share(top),
+            Self::NTuple {
+                search: Some((d, k)),
+                top,
+                ..
+            } => 0.5 * scaled(*d, *k) * share(top),
+            _ => 0.05,
+        }
+    }
 }
+
+/// What [`PolicySpec::full_search`] returns: depth, samples, and the n-tuple tables (or
+/// `None` for the fair leaf).
+pub type FullSearch = (u32, u32, Option<Arc<Tables>>);
 
 /// A loaded model and how results name it.
 #[derive(Clone)]
@@ -241,6 +304,40 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("only for `drop7 trace`"), "{e}");
+    }
+
+    #[test]
+    fn decision_time_estimates_follow_depth_samples_and_restriction() {
+        let ms = |s: &str| spec(s).ms_per_decision();
+        assert!(ms("fair-d4s7") > 10.0 * ms("fair-d3s7"));
+        assert!(ms("fair-d3s3") < ms("fair-d3s7"));
+        // the n-tuple leaf is cheaper than the fair leaf; -top3 about half the full search
+        assert!(ms("ntuple-d4s7") < ms("fair-d4s7"));
+        let r = ms("ntuple-d4s7-top3") / ms("ntuple-d4s7");
+        assert!((0.45..0.6).contains(&r), "{r}");
+        assert!(ms("fair-d4s7-top6") <= ms("fair-d4s7"));
+        assert!(ms("center") < ms("fair-d1s7"));
+    }
+
+    #[test]
+    fn a_topk_study_takes_only_an_unrestricted_search() {
+        let mut models = Models::new(None);
+        let (d, k, t) = spec("fair-d4s5").full_search(&mut models).unwrap();
+        assert_eq!((d, k), (4, 5));
+        assert!(t.is_none());
+        for (bad, want) in [
+            ("center", "expected a search"),
+            ("ntuple-1ply", "expected a search"),
+            ("fair-d4s7-top3", "without -topJ"),
+            ("ntuple-d3s7", "needs a model"),
+        ] {
+            let e = spec(bad)
+                .full_search(&mut models)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
     }
 
     /// A model is loaded once for every policy that names it; arms are named by file name and

@@ -653,6 +653,16 @@ impl TrainConfig {
             warm_start: None,
         }
     }
+
+    /// `--checkpoint-every auto`: every 5 × 10⁷ moves per started GB a checkpoint of `layout`
+    /// holds (weights and both accumulators, 12 bytes an entry). The small layouts keep
+    /// 5 × 10⁷; arm C's 12 GB are written every 6 × 10⁸ moves, not 20 times in a 10⁹-move run.
+    pub fn auto_checkpoint_every(layout: &Layout) -> u64 {
+        let gb = crate::tables::bytes_needed(layout, true)
+            .div_ceil(1 << 30)
+            .max(1);
+        50_000_000 * gb
+    }
 }
 
 #[cfg(test)]
@@ -675,6 +685,18 @@ mod tests {
                 target,
             )
         }
+    }
+
+    #[test]
+    fn auto_checkpoints_scale_with_the_bytes_written() {
+        // The small layout: 60 M entries × 12 bytes = 0.72 GB, one started GB.
+        let small = Layout::parse("win23,win32,phase=none").unwrap();
+        assert_eq!(TrainConfig::auto_checkpoint_every(&small), 50_000_000);
+        // The default layout (arm C) is about 10⁹ entries: 12 GB, every 6 × 10⁸ moves.
+        let c = Layout::parse("rows,cols,win23,win32,phase=all").unwrap();
+        let gb = (c.total * 12).div_ceil(1 << 30);
+        assert!(gb >= 10, "{gb}");
+        assert_eq!(TrainConfig::auto_checkpoint_every(&c), 50_000_000 * gb);
     }
 
     #[test]
