@@ -15,6 +15,11 @@
 
 use std::fmt;
 
+pub(crate) mod plan;
+
+/// Most active entries any layout has (the "wide" layout: 7+7+30+30+24+24).
+pub const MAX_ACTIVE: usize = 122;
+
 /// Rise-clock phases of a conditioned table (moves until the rise 1..5).
 pub const PHASES: u64 = 5;
 
@@ -138,8 +143,8 @@ pub struct Layout {
     pub(crate) common_stride: [u32; 3],
     pub(crate) cols_stride: u32,
     /// The active entries eight at a time for the byte-shuffle extraction
-    /// ([`crate::features::vbmi`]).
-    pub(crate) groups: Vec<crate::features::vbmi::Group>,
+    /// ([`plan`]).
+    pub(crate) groups: Vec<plan::Group>,
     /// Active entries per state (see [`Layout::active`]).
     active: usize,
     /// Where extraction writes the rows, win23 and win32 pattern blocks in its buffer: their
@@ -239,11 +244,7 @@ impl Layout {
             }
             off += f.tables() * size;
         }
-        let mut common_at = [
-            crate::features::MAX_ACTIVE + 8,
-            crate::features::MAX_ACTIVE + 16,
-            crate::features::MAX_ACTIVE + 16 + 38,
-        ];
+        let mut common_at = [MAX_ACTIVE + 8, MAX_ACTIVE + 16, MAX_ACTIVE + 16 + 38];
         let mut at = 0;
         for &f in &families {
             match f {
@@ -268,7 +269,7 @@ impl Layout {
             cols_stride,
             total: off * fill.buckets(),
         };
-        layout.groups = crate::features::vbmi::groups(&layout);
+        layout.groups = plan::groups(&layout);
         layout
     }
 

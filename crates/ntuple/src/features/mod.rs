@@ -21,8 +21,7 @@ use crate::layout::{Family, Layout};
 
 pub(crate) mod vbmi;
 
-/// Most active entries any layout has (the "wide" layout: 7+7+30+30+24+24).
-pub const MAX_ACTIVE: usize = 122;
+pub use crate::layout::MAX_ACTIVE;
 
 /// Room for indices in [`Active`]: [`MAX_ACTIVE`] rounded up to whole groups of eight, so the
 /// vector extraction always stores full 8-lane groups.
