@@ -243,34 +243,32 @@ pub enum GameError {
     },
 }
 
-/// Play one game from `start`. Engines are started here and always stopped; each one's
-/// stderr goes to its file in `stderr_logs` ([white, black]) when given. An engine that
-/// fails its handshake (within `cfg.hang_timeout`) loses the game; an engine that cannot be
-/// started at all, or a log file that cannot be created, is a [`GameError`].
-pub fn play(
-    white: &EngineSpec,
-    black: &EngineSpec,
-    start: &Board,
+/// How a game ended: the result and why.
+type Ending = (Outcome, Termination);
+
+/// The side that has the move loses: `names[me]` committed `fault`.
+fn forfeit(me: usize, fault: impl FnOnce(String) -> Termination, names: &[String; 2]) -> Ending {
+    let winner = if me == 0 {
+        Outcome::Black
+    } else {
+        Outcome::White
+    };
+    (winner, fault(names[me].clone()))
+}
+
+/// Start both engines and bring them to `ucinewgame` + `isready`, each within the hang
+/// timeout. An engine that fails its handshake loses the game (`Ok(Err(ending))`, the other
+/// engine is stopped); one that cannot be started at all, or whose log cannot be created, is
+/// a [`GameError`].
+fn start_engines(
+    specs: [&EngineSpec; 2],
     cfg: &GameConfig,
     stderr_logs: &[Option<PathBuf>; 2],
-) -> Result<GameRecord, GameError> {
-    let t0 = Instant::now();
-    let mut pos = Position::new_with(start, cfg.chess960);
-    let names = [white.name.clone(), black.name.clone()];
-    let finish = |pos: Position, outcome, termination| GameRecord {
-        white: names[0].clone(),
-        black: names[1].clone(),
-        chess960: pos.chess960,
-        start_fen: pos.start_fen,
-        moves_san: pos.moves_san,
-        moves_uci: pos.moves_uci,
-        outcome,
-        termination,
-        wall_seconds: t0.elapsed().as_secs_f64(),
-    };
+    names: &[String; 2],
+) -> Result<Result<Vec<Engine>, Ending>, GameError> {
     let handshake = cfg.hang_timeout;
     let mut engines = Vec::with_capacity(2);
-    for (i, spec) in [white, black].into_iter().enumerate() {
+    for (i, spec) in specs.into_iter().enumerate() {
         let stderr = stderr_logs[i].as_deref().map_or(Stderr::Null, Stderr::File);
         match Engine::start(spec, handshake, stderr).and_then(|mut e| {
             e.send("ucinewgame")?;
@@ -285,66 +283,196 @@ pub fn play(
                 });
             }
             Err(e) => {
-                let loser = names[i].clone();
-                let outcome = if i == 0 {
-                    Outcome::Black
-                } else {
-                    Outcome::White
+                let fault = match e {
+                    EngineError::Timeout { .. } => |loser| Termination::Hang { loser },
+                    _ => |loser| Termination::Crash { loser },
                 };
-                let termination = match e {
-                    EngineError::Timeout { .. } => Termination::Hang { loser },
-                    _ => Termination::Crash { loser },
-                };
-                return Ok(finish(pos, outcome, termination));
+                for e in engines {
+                    e.quit();
+                }
+                return Ok(Err(forfeit(i, fault, names)));
             }
         }
     }
-    // Milliseconds; bounded by `Limit::parse_tc`, and every step saturates anyway.
-    let mut clock: [i64; 2] = match cfg.limit {
-        Limit::Clock { base_ms, .. } => [i64::try_from(base_ms).unwrap_or(i64::MAX); 2],
-        _ => [0; 2],
+    Ok(Ok(engines))
+}
+
+/// The clocks of a timed game, in milliseconds (bounded by `Limit::parse_tc`; every step
+/// saturates anyway). Under a node or depth limit there is no clock and the hang timeout
+/// bounds each move.
+struct Clock {
+    limit: Limit,
+    left: [i64; 2],
+    margin_ms: i64,
+    hang: Duration,
+}
+
+impl Clock {
+    fn new(cfg: &GameConfig) -> Self {
+        let left = match cfg.limit {
+            Limit::Clock { base_ms, .. } => [i64::try_from(base_ms).unwrap_or(i64::MAX); 2],
+            _ => [0; 2],
+        };
+        Clock {
+            limit: cfg.limit,
+            left,
+            margin_ms: i64::try_from(cfg.margin_ms).unwrap_or(i64::MAX),
+            hang: cfg.hang_timeout,
+        }
+    }
+
+    /// The `go` command for the side to move.
+    fn go(&self) -> String {
+        match self.limit {
+            Limit::Clock { inc_ms, .. } => format!(
+                "go wtime {} btime {} winc {inc_ms} binc {inc_ms}",
+                self.left[0].max(1),
+                self.left[1].max(1)
+            ),
+            Limit::Nodes(n) => format!("go nodes {n}"),
+            Limit::Depth(d) => format!("go depth {d}"),
+        }
+    }
+
+    /// When side `me` must have answered: its time plus the margin, or the hang timeout.
+    fn deadline(&self, me: usize) -> Instant {
+        match self.limit {
+            Limit::Clock { .. } => deadline_after(Duration::from_millis(
+                self.left[me].max(0).saturating_add(self.margin_ms) as u64,
+            )),
+            _ => deadline_after(self.hang),
+        }
+    }
+
+    /// A missed deadline: a time forfeit on a clock, a hang otherwise.
+    fn missed(&self) -> fn(String) -> Termination {
+        match self.limit {
+            Limit::Clock { .. } => |loser| Termination::TimeForfeit { loser },
+            _ => |loser| Termination::Hang { loser },
+        }
+    }
+
+    /// Charge side `me` for a move that took `elapsed_ms` and add the increment; false if its
+    /// time ran out beyond the margin.
+    fn charge(&mut self, me: usize, elapsed_ms: i64) -> bool {
+        let Limit::Clock { inc_ms, .. } = self.limit else {
+            return true;
+        };
+        self.left[me] = self.left[me].saturating_sub(elapsed_ms);
+        if self.left[me] < -self.margin_ms {
+            return false;
+        }
+        self.left[me] = self.left[me].saturating_add(i64::try_from(inc_ms).unwrap_or(i64::MAX));
+        true
+    }
+}
+
+/// Score adjudication: each side's reported scores, and the rules of [`Adjudication`].
+struct Adjudicator {
+    rules: Adjudication,
+    /// Per side, its scores from its own point of view, oldest first.
+    scores: [Vec<i32>; 2],
+}
+
+impl Adjudicator {
+    /// After side `me` moved reporting `score` (`plies` played so far): the ending, if the
+    /// last scores of both engines agree that the game is decided or drawn.
+    fn after_move(&mut self, me: usize, score: i32, plies: usize) -> Option<Ending> {
+        let adj = self.rules;
+        self.scores[me].push(score);
+        // The latest n scores of side i, from White's point of view.
+        let recent = |i: usize, n: u32| -> Option<Vec<i32>> {
+            let v = &self.scores[i];
+            (v.len() >= n as usize && n > 0).then(|| {
+                v[v.len() - n as usize..]
+                    .iter()
+                    .map(|&s| if i == 0 { s } else { -s })
+                    .collect()
+            })
+        };
+        if let (Some(a), Some(b)) = (recent(0, adj.resign_moves), recent(1, adj.resign_moves)) {
+            for (outcome, sign, side) in
+                [(Outcome::White, 1, "White"), (Outcome::Black, -1, "Black")]
+            {
+                if a.iter().chain(&b).all(|&s| sign * s >= adj.resign_cp) {
+                    let rule = format!("both engines ≥ +{} cp for {side}", adj.resign_cp);
+                    return Some((outcome, Termination::Adjudicated { rule }));
+                }
+            }
+        }
+        if plies as u64 >= 2 * u64::from(adj.draw_after)
+            && let (Some(a), Some(b)) = (recent(0, adj.draw_moves), recent(1, adj.draw_moves))
+            && a.iter().chain(&b).all(|&s| s.abs() <= adj.draw_cp)
+        {
+            let rule = format!("both engines within ±{} cp", adj.draw_cp);
+            return Some((Outcome::Draw, Termination::Adjudicated { rule }));
+        }
+        None
+    }
+}
+
+/// Play one game from `start`. Engines are started here and always stopped; each one's
+/// stderr goes to its file in `stderr_logs` ([white, black]) when given. An engine that
+/// fails its handshake (within `cfg.hang_timeout`) loses the game; an engine that cannot be
+/// started at all, or a log file that cannot be created, is a [`GameError`].
+///
+/// Each move: the board's own ending first, then the side to move gets the position and its
+/// `go`, must answer `bestmove` before its deadline ([`Clock`]), is charged its time, must
+/// name a legal move, and then the scores are adjudicated ([`Adjudicator`]).
+pub fn play(
+    white: &EngineSpec,
+    black: &EngineSpec,
+    start: &Board,
+    cfg: &GameConfig,
+    stderr_logs: &[Option<PathBuf>; 2],
+) -> Result<GameRecord, GameError> {
+    let t0 = Instant::now();
+    let mut pos = Position::new_with(start, cfg.chess960);
+    let names = [white.name.clone(), black.name.clone()];
+    let finish = |pos: Position, (outcome, termination): Ending| GameRecord {
+        white: names[0].clone(),
+        black: names[1].clone(),
+        chess960: pos.chess960,
+        start_fen: pos.start_fen,
+        moves_san: pos.moves_san,
+        moves_uci: pos.moves_uci,
+        outcome,
+        termination,
+        wall_seconds: t0.elapsed().as_secs_f64(),
     };
-    let margin_ms = i64::try_from(cfg.margin_ms).unwrap_or(i64::MAX);
-    let mut last_scores: [Vec<i32>; 2] = [vec![], vec![]];
-    let result = loop {
+    let mut engines = match start_engines([white, black], cfg, stderr_logs, &names)? {
+        Ok(e) => e,
+        Err(ending) => return Ok(finish(pos, ending)),
+    };
+    let mut clock = Clock::new(cfg);
+    let mut adjudicator = cfg.adjudication.map(|rules| Adjudicator {
+        rules,
+        scores: [vec![], vec![]],
+    });
+    let ending = loop {
         if let Some(end) = pos.end() {
             let outcome = if end == BoardEnd::Checkmate {
                 Outcome::win_for(!pos.side_to_move())
             } else {
                 Outcome::Draw
             };
-            break (
-                outcome,
-                Termination::Board {
-                    rule: end.describe().to_owned(),
-                },
-            );
+            let rule = end.describe().to_owned();
+            break (outcome, Termination::Board { rule });
         }
-        let side = pos.side_to_move();
-        let me = if side == Color::White { 0 } else { 1 };
-        let loser_wins = Outcome::win_for(!side);
-        let go = match cfg.limit {
-            Limit::Clock { inc_ms, .. } => format!(
-                "go wtime {} btime {} winc {inc_ms} binc {inc_ms}",
-                clock[0].max(1),
-                clock[1].max(1)
-            ),
-            Limit::Nodes(n) => format!("go nodes {n}"),
-            Limit::Depth(d) => format!("go depth {d}"),
+        let me = if pos.side_to_move() == Color::White {
+            0
+        } else {
+            1
         };
         let e = &mut engines[me];
-        let sent = e.send(&pos.uci_command()).and_then(|()| e.send(&go));
+        let sent = e
+            .send(&pos.uci_command())
+            .and_then(|()| e.send(&clock.go()));
         let started = Instant::now();
-        let deadline = match cfg.limit {
-            Limit::Clock { .. } => deadline_after(Duration::from_millis(
-                clock[me].max(0).saturating_add(margin_ms) as u64,
-            )),
-            _ => deadline_after(cfg.hang_timeout),
-        };
         let mut score = None;
         let reply = sent.and_then(|()| {
             e.read_until(
-                deadline,
+                clock.deadline(me),
                 |l| {
                     if l.starts_with("info")
                         && let Some(s) = parse_score(l)
@@ -358,105 +486,111 @@ pub fn play(
         let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let line = match reply {
             Ok(l) => l,
-            Err(EngineError::Timeout { .. }) => {
-                let loser = names[me].clone();
-                break match cfg.limit {
-                    Limit::Clock { .. } => (loser_wins, Termination::TimeForfeit { loser }),
-                    _ => (loser_wins, Termination::Hang { loser }),
-                };
-            }
-            Err(_) => {
-                break (
-                    loser_wins,
-                    Termination::Crash {
-                        loser: names[me].clone(),
-                    },
-                );
-            }
+            Err(EngineError::Timeout { .. }) => break forfeit(me, clock.missed(), &names),
+            Err(_) => break forfeit(me, |loser| Termination::Crash { loser }, &names),
         };
-        if let Limit::Clock { inc_ms, .. } = cfg.limit {
-            clock[me] = clock[me].saturating_sub(elapsed);
-            if clock[me] < -margin_ms {
-                break (
-                    loser_wins,
-                    Termination::TimeForfeit {
-                        loser: names[me].clone(),
-                    },
-                );
-            }
-            clock[me] = clock[me].saturating_add(i64::try_from(inc_ms).unwrap_or(i64::MAX));
+        if !clock.charge(me, elapsed) {
+            break forfeit(me, |loser| Termination::TimeForfeit { loser }, &names);
         }
         let text = line
             .split_whitespace()
             .nth(1)
             .unwrap_or("(none)")
             .to_owned();
-        let mv = match from_uci_with(&pos.board, &text, pos.chess960) {
-            Ok(m) => m,
-            Err(_) => {
-                break (
-                    loser_wins,
-                    Termination::IllegalMove {
-                        loser: names[me].clone(),
-                        text,
-                    },
-                );
-            }
+        let Ok(mv) = from_uci_with(&pos.board, &text, pos.chess960) else {
+            break forfeit(me, |loser| Termination::IllegalMove { loser, text }, &names);
         };
         pos.play(mv);
-        if let (Some(adj), Some(s)) = (cfg.adjudication, score) {
-            last_scores[me].push(s);
-            // Scores from White's point of view, latest per side.
-            let white_view = |i: usize, s: i32| if i == 0 { s } else { -s };
-            let recent = |i: usize, n: u32| -> Option<Vec<i32>> {
-                let v = &last_scores[i];
-                (v.len() >= n as usize && n > 0).then(|| {
-                    v[v.len() - n as usize..]
-                        .iter()
-                        .map(|&s| white_view(i, s))
-                        .collect()
-                })
-            };
-            if let (Some(a), Some(b)) = (recent(0, adj.resign_moves), recent(1, adj.resign_moves)) {
-                if a.iter().chain(&b).all(|&s| s >= adj.resign_cp) {
-                    break (
-                        Outcome::White,
-                        Termination::Adjudicated {
-                            rule: format!("both engines ≥ +{} cp for White", adj.resign_cp),
-                        },
-                    );
-                }
-                if a.iter().chain(&b).all(|&s| s <= -adj.resign_cp) {
-                    break (
-                        Outcome::Black,
-                        Termination::Adjudicated {
-                            rule: format!("both engines ≥ +{} cp for Black", adj.resign_cp),
-                        },
-                    );
-                }
-            }
-            if pos.moves_uci.len() as u64 >= 2 * u64::from(adj.draw_after)
-                && let (Some(a), Some(b)) = (recent(0, adj.draw_moves), recent(1, adj.draw_moves))
-                && a.iter().chain(&b).all(|&s| s.abs() <= adj.draw_cp)
-            {
-                break (
-                    Outcome::Draw,
-                    Termination::Adjudicated {
-                        rule: format!("both engines within ±{} cp", adj.draw_cp),
-                    },
-                );
-            }
+        if let (Some(adj), Some(s)) = (adjudicator.as_mut(), score)
+            && let Some(ending) = adj.after_move(me, s, pos.moves_uci.len())
+        {
+            break ending;
         }
     };
     for e in engines {
         e.quit();
     }
-    Ok(finish(pos, result.0, result.1))
+    Ok(finish(pos, ending))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_clock_charges_increments_and_flags_beyond_the_margin() {
+        let cfg = GameConfig {
+            limit: Limit::parse_tc("1+0.1").unwrap(),
+            margin_ms: 50,
+            hang_timeout: Duration::from_secs(5),
+            adjudication: None,
+            chess960: false,
+        };
+        let mut c = Clock::new(&cfg);
+        assert_eq!(c.go(), "go wtime 1000 btime 1000 winc 100 binc 100");
+        assert!(c.charge(0, 400));
+        assert_eq!(c.left, [700, 1000]);
+        // 700 ms left: 740 ms is within the 50 ms margin, 760 beyond it
+        let mut d = Clock {
+            left: c.left,
+            ..Clock::new(&cfg)
+        };
+        assert!(c.charge(0, 740));
+        assert!(!d.charge(0, 760));
+        assert_eq!(
+            c.missed()("a".into()),
+            Termination::TimeForfeit { loser: "a".into() }
+        );
+        let nodes = Clock::new(&GameConfig {
+            limit: Limit::Nodes(500),
+            ..cfg
+        });
+        assert_eq!(nodes.go(), "go nodes 500");
+        assert_eq!(
+            nodes.missed()("b".into()),
+            Termination::Hang { loser: "b".into() }
+        );
+    }
+
+    #[test]
+    fn adjudication_needs_both_engines_to_agree() {
+        let rules = Adjudication {
+            resign_cp: 600,
+            resign_moves: 2,
+            draw_cp: 10,
+            draw_moves: 2,
+            draw_after: 3,
+        };
+        let mut a = Adjudicator {
+            rules,
+            scores: [vec![], vec![]],
+        };
+        // White thinks it is winning; Black (its own view) agrees only on its second move
+        assert_eq!(a.after_move(0, 700, 1), None);
+        assert_eq!(a.after_move(1, -650, 2), None);
+        assert_eq!(a.after_move(0, 800, 3), None);
+        let (outcome, t) = a.after_move(1, -900, 4).unwrap();
+        assert_eq!(outcome, Outcome::White);
+        assert!(t.describe().contains("for White"), "{}", t.describe());
+        // Black winning, seen from each side's own point of view
+        let mut b = Adjudicator {
+            rules,
+            scores: [vec![], vec![]],
+        };
+        for (me, s) in [(0, -700), (1, 700), (0, -700)] {
+            assert_eq!(b.after_move(me, s, 1), None);
+        }
+        assert_eq!(b.after_move(1, 650, 4).unwrap().0, Outcome::Black);
+        // a draw only after draw_after full moves (6 plies here)
+        let mut c = Adjudicator {
+            rules,
+            scores: [vec![], vec![]],
+        };
+        for (ply, me) in [(1, 0), (2, 1), (3, 0), (4, 1), (5, 0)] {
+            assert_eq!(c.after_move(me, 0, ply), None, "ply {ply}");
+        }
+        assert_eq!(c.after_move(1, 5, 6).unwrap().0, Outcome::Draw);
+    }
 
     #[test]
     fn tc_and_scores() {

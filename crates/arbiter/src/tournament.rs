@@ -477,28 +477,251 @@ pub fn score(
     Ok((report, notes))
 }
 
+/// The plan of a match: which engine pairs play, and which game pair of which engine pair each
+/// job is. Job j plays game pair j / pairs of engine pair j % pairs: the jobs interleave engine
+/// pairs, so a gauntlet makes progress on every opponent at once.
+struct Schedule<'a> {
+    cfg: &'a MatchConfig,
+    /// Engine pairs (first, second) by index into `cfg.engines`.
+    pairs: Vec<(usize, usize)>,
+    /// Book position of game pair k: `order[k % order.len()]`.
+    order: Vec<usize>,
+    game_pairs: u64,
+}
+
+impl<'a> Schedule<'a> {
+    /// Two engines: one pair; more: every pair (`round_robin`) or engine 0 against each other.
+    fn new(cfg: &'a MatchConfig) -> Result<Self, MatchError> {
+        let n = cfg.engines.len();
+        let pairs: Vec<(usize, usize)> = if n == 2 {
+            vec![(0, 1)]
+        } else if cfg.round_robin {
+            (0..n)
+                .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+                .collect()
+        } else {
+            (1..n).map(|j| (0, j)).collect()
+        };
+        if cfg.sprt.is_some() && pairs.len() != 1 {
+            return Err(MatchError::SprtNeedsTwo);
+        }
+        Ok(Self {
+            cfg,
+            pairs,
+            order: opening_order(cfg.openings.len(), cfg.random_openings, cfg.seed),
+            game_pairs: u64::from(cfg.games.div_ceil(2)),
+        })
+    }
+
+    fn jobs(&self) -> u64 {
+        self.game_pairs * self.pairs.len() as u64
+    }
+
+    /// Job j: (engine pair, game pair k from 0).
+    fn job(&self, j: u64) -> (usize, u64) {
+        let n = self.pairs.len() as u64;
+        ((j % n) as usize, j / n)
+    }
+
+    /// The job of game pair k of engine pair p.
+    fn job_of(&self, p: usize, k: u64) -> u64 {
+        k * self.pairs.len() as u64 + p as u64
+    }
+
+    fn opening(&self, k: u64) -> &'a Board {
+        &self.cfg.openings[self.order[(k % self.order.len() as u64) as usize]]
+    }
+
+    fn name(&self, e: usize) -> &'a str {
+        &self.cfg.engines[e].name
+    }
+
+    /// Empty results, one per engine pair.
+    fn tally(&self) -> Tally {
+        Tally {
+            results: self
+                .pairs
+                .iter()
+                .map(|&(a, b)| PairResult::new(self.name(a), self.name(b)))
+                .collect(),
+            played: 0,
+        }
+    }
+}
+
+/// Resume: count the whole game pairs already in the match's PGN into `t`, after checking
+/// that each is this match's (event, time control, engine pair, game pair, opening) and none
+/// is there twice; a cut-off pair at the end is removed (it is played again). Returns the
+/// jobs already done and whether the SPRT had already decided.
+fn resume(
+    sched: &Schedule,
+    w: &PgnWriter,
+    path: &Path,
+    tc: &str,
+    t: &mut Tally,
+) -> Result<(HashSet<u64>, bool), MatchError> {
+    let cfg = sched.cfg;
+    let file = record::read(path).map_err(MatchError::Resume)?;
+    let (mut done, mut decided) = (HashSet::new(), false);
+    for pair in &file.pairs {
+        let g = &pair.games[0];
+        let bad = |reason: String| {
+            MatchError::Resume(record::ReadError {
+                path: path.to_owned(),
+                line: Some(g.line),
+                reason,
+            })
+        };
+        if g.event != cfg.event {
+            return Err(bad(format!(
+                "Event \"{}\" is not this match's --event \"{}\"",
+                g.event, cfg.event
+            )));
+        }
+        if g.time_control != tc {
+            return Err(bad(format!(
+                "TimeControl \"{}\" is not this match's \"{tc}\"",
+                g.time_control
+            )));
+        }
+        let p = sched
+            .pairs
+            .iter()
+            .position(|&(a, b)| sched.name(a) == pair.first() && sched.name(b) == pair.second())
+            .ok_or_else(|| {
+                bad(format!(
+                    "`{}` vs `{}` is not an engine pair of this match (give the engines \
+                     with the names and in the order of the first run)",
+                    pair.first(),
+                    pair.second()
+                ))
+            })?;
+        let k = g.pair - 1;
+        if k >= sched.game_pairs {
+            return Err(bad(format!(
+                "game pair {} is beyond --games {} of this match",
+                g.pair, cfg.games
+            )));
+        }
+        let scheduled = crate::rules::fen(sched.opening(k), cfg.game.chess960);
+        let standard_start = (!cfg.game.chess960).then_some(crate::rules::STARTPOS);
+        if g.fen.as_deref().or(standard_start) != Some(scheduled.as_str()) {
+            return Err(bad(format!(
+                "game pair {} began from another opening than this match gives it (give \
+                 the first run's --book, --book-order and --seed)",
+                g.pair
+            )));
+        }
+        if !done.insert(sched.job_of(p, k)) {
+            return Err(bad(format!("game pair {} is in the file twice", g.pair)));
+        }
+        decided |= t.results[p].add_record(pair, cfg.sprt);
+        t.played += 2;
+    }
+    if let Some((line, why)) = &file.tail {
+        w.cut_back(file.whole_len).map_err(|e| {
+            MatchError::Output(OutputError::Pgn {
+                path: path.to_owned(),
+                reason: format!("cannot cut off the unfinished game pair: {e}"),
+            })
+        })?;
+        let _ = writeln!(
+            std::io::stderr(),
+            "--resume {} line {line}: {why}; removed, that pair is played again",
+            path.display()
+        );
+    }
+    if !cfg.quiet {
+        let _ = writeln!(
+            std::io::stderr(),
+            "--resume: {} games already played are counted ({} game pairs left)",
+            t.played,
+            sched.jobs() - done.len() as u64
+        );
+    }
+    Ok((done, decided))
+}
+
+/// Referee one job: games 2j+1 (the pair's first engine has White) and 2j+2 (colours
+/// swapped) from the same opening, each engine's stderr to its log.
+fn play_job(sched: &Schedule, j: u64) -> Result<[GameRecord; 2], GameError> {
+    let cfg = sched.cfg;
+    let (p, k) = sched.job(j);
+    let (a, b) = sched.pairs[p];
+    let logs = |game: u64, white: usize, black: usize| {
+        [white, black].map(|e| {
+            cfg.log_dir
+                .as_deref()
+                .map(|d| log_path(d, sched.name(e), game as usize))
+        })
+    };
+    let (ea, eb) = (&cfg.engines[a], &cfg.engines[b]);
+    let opening = sched.opening(k);
+    let g1 = play(ea, eb, opening, &cfg.game, &logs(2 * j + 1, a, b))?;
+    let g2 = play(eb, ea, opening, &cfg.game, &logs(2 * j + 2, b, a))?;
+    Ok([g1, g2])
+}
+
+/// The PGN of game pair k, written in one append: the pair is the unit of the score
+/// (pentanomial), so the PGN holds exactly the games counted.
+fn pair_pgn(cfg: &MatchConfig, k: u64, tc: &str, games: &[GameRecord; 2]) -> String {
+    let mut record = String::new();
+    for (i, g) in games.iter().enumerate() {
+        let round = format!("{}.{}", k + 1, i + 1);
+        record.push_str(&crate::pgn::write(g, &cfg.event, &round, tc));
+    }
+    record
+}
+
+impl Tally {
+    /// Count a played game pair of engine pair p; true if the SPRT has decided.
+    fn count(&mut self, p: usize, [g1, g2]: &[GameRecord; 2], sprt: Option<Sprt>) -> bool {
+        let half = [
+            half_points(g1.outcome, true),
+            half_points(g2.outcome, false),
+        ];
+        let decided = self.results[p].add(half, [fault_of(g1), fault_of(g2)], sprt);
+        self.played += 2;
+        decided
+    }
+
+    /// The progress line on stderr after a pair of engine pair p (best effort: a closed
+    /// stderr must not stop the match).
+    fn progress(&self, total: u64, p: usize) {
+        let r = &self.results[p];
+        let llr = r.sprt.map_or(String::new(), |s| {
+            format!(
+                "  LLR {:.2} [{:.2}, {:.2}]",
+                s.llr, s.lower_bound, s.upper_bound
+            )
+        });
+        let _ = write!(
+            std::io::stderr(),
+            "\r{}/{} games  {} vs {}: {}-{}-{}  Elo {:+.1} ± {:.1}{llr}    ",
+            self.played,
+            total,
+            r.first,
+            r.second,
+            r.wins,
+            r.draws,
+            r.losses,
+            r.elo.elo,
+            r.elo.error
+        );
+    }
+}
+
 /// Run the match; PGN games are appended as they finish.
 ///
-/// Before the first game: [`check_config`], [`check_engines`], then the log directory and
-/// the PGN file are prepared (see [`crate::output`]). A failure there is a [`MatchError`]
-/// with nothing played; a failure once games are under way (a PGN write, an engine that can
-/// no longer be started) stops the match with [`MatchError::Stopped`].
+/// The steps: check ([`check_config`], the [`Schedule`], [`check_engines`]), prepare the log
+/// directory and the PGN file (see [`crate::output`]), resume from the PGN, then workers take
+/// jobs in order — referee a game pair, record it, count it, report progress — until the jobs
+/// run out, the SPRT decides or something fails. A failure before the first game is a
+/// [`MatchError`] with nothing played; a failure once games are under way (a PGN write, an
+/// engine that can no longer be started) stops the match with [`MatchError::Stopped`].
 pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
     check_config(cfg)?;
-    let n = cfg.engines.len();
-    let names: Vec<&String> = cfg.engines.iter().map(|e| &e.name).collect();
-    let pairs: Vec<(usize, usize)> = if n == 2 {
-        vec![(0, 1)]
-    } else if cfg.round_robin {
-        (0..n)
-            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
-            .collect()
-    } else {
-        (1..n).map(|j| (0, j)).collect()
-    };
-    if cfg.sprt.is_some() && pairs.len() != 1 {
-        return Err(MatchError::SprtNeedsTwo);
-    }
+    let sched = Schedule::new(cfg)?;
     check_engines(cfg)?;
     if let Some(dir) = &cfg.log_dir {
         crate::output::prepare_log_dir(dir)?;
@@ -507,105 +730,14 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
         Some(p) => Some(PgnWriter::open(p)?),
         None => None,
     };
-    let order = opening_order(cfg.openings.len(), cfg.random_openings, cfg.seed);
-    let game_pairs = u64::from(cfg.games.div_ceil(2));
-    // Job j plays game pair j / pairs of engine pair j % pairs: the jobs interleave engine
-    // pairs so a gauntlet makes progress on every opponent at once.
-    let jobs = game_pairs * pairs.len() as u64;
-    let mut t = Tally {
-        results: pairs
-            .iter()
-            .map(|&(a, b)| PairResult::new(names[a], names[b]))
-            .collect(),
-        played: 0,
-    };
     let tc = cfg.game.limit.pgn_tag();
-    // Jobs already played (a resumed match): counted now, skipped by the workers.
-    let mut done: HashSet<u64> = HashSet::new();
-    let mut decided = false;
-    if cfg.resume
-        && let (Some(w), Some(path)) = (&pgn, &cfg.pgn)
-    {
-        let file = record::read(path).map_err(MatchError::Resume)?;
-        for pair in &file.pairs {
-            let g = &pair.games[0];
-            let bad = |reason: String| {
-                MatchError::Resume(record::ReadError {
-                    path: path.clone(),
-                    line: Some(g.line),
-                    reason,
-                })
-            };
-            if g.event != cfg.event {
-                return Err(bad(format!(
-                    "Event \"{}\" is not this match's --event \"{}\"",
-                    g.event, cfg.event
-                )));
-            }
-            if g.time_control != tc {
-                return Err(bad(format!(
-                    "TimeControl \"{}\" is not this match's \"{tc}\"",
-                    g.time_control
-                )));
-            }
-            let p = pairs
-                .iter()
-                .position(|&(a, b)| *names[a] == pair.first() && *names[b] == pair.second())
-                .ok_or_else(|| {
-                    bad(format!(
-                        "`{}` vs `{}` is not an engine pair of this match (give the engines \
-                         with the names and in the order of the first run)",
-                        pair.first(),
-                        pair.second()
-                    ))
-                })?;
-            let k = g.pair - 1;
-            if k >= game_pairs {
-                return Err(bad(format!(
-                    "game pair {} is beyond --games {} of this match",
-                    g.pair, cfg.games
-                )));
-            }
-            let scheduled = crate::rules::fen(
-                &cfg.openings[order[(k % order.len() as u64) as usize]],
-                cfg.game.chess960,
-            );
-            let standard_start = (!cfg.game.chess960).then_some(crate::rules::STARTPOS);
-            if g.fen.as_deref().or(standard_start) != Some(scheduled.as_str()) {
-                return Err(bad(format!(
-                    "game pair {} began from another opening than this match gives it (give \
-                     the first run's --book, --book-order and --seed)",
-                    g.pair
-                )));
-            }
-            if !done.insert(k * pairs.len() as u64 + p as u64) {
-                return Err(bad(format!("game pair {} is in the file twice", g.pair)));
-            }
-            decided |= t.results[p].add_record(pair, cfg.sprt);
-            t.played += 2;
-        }
-        if let Some((line, why)) = &file.tail {
-            w.cut_back(file.whole_len).map_err(|e| {
-                MatchError::Output(OutputError::Pgn {
-                    path: path.clone(),
-                    reason: format!("cannot cut off the unfinished game pair: {e}"),
-                })
-            })?;
-            let _ = writeln!(
-                std::io::stderr(),
-                "--resume {} line {line}: {why}; removed, that pair is played again",
-                path.display()
-            );
-        }
-        if !cfg.quiet {
-            let _ = writeln!(
-                std::io::stderr(),
-                "--resume: {} games already played are counted ({} game pairs left)",
-                t.played,
-                jobs - done.len() as u64
-            );
-        }
-    }
+    let mut t = sched.tally();
+    // jobs already played (a resumed match): counted now, skipped by the workers
+    let (done, decided) = match (&pgn, &cfg.pgn) {
+        (Some(w), Some(path)) if cfg.resume => resume(&sched, w, path, &tc, &mut t)?,
+        _ => (HashSet::new(), false),
+    };
+    let jobs = sched.jobs();
     let tally = Mutex::new(t);
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(decided);
@@ -616,13 +748,8 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
         slot.get_or_insert(f);
         stop.store(true, Relaxed);
     };
-    let total = jobs * 2;
-    let workers = (cfg.concurrency as u64).min(jobs).max(1) as usize;
     let worker = || {
-        loop {
-            if stop.load(Relaxed) {
-                break;
-            }
+        while !stop.load(Relaxed) {
             let j = next.fetch_add(1, Relaxed);
             if j >= jobs {
                 break;
@@ -630,80 +757,35 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
             if done.contains(&j) {
                 continue;
             }
-            let (p, k) = ((j % pairs.len() as u64) as usize, j / pairs.len() as u64);
-            let (a, b) = pairs[p];
-            let opening = &cfg.openings[order[(k % order.len() as u64) as usize]];
-            // Games 2j+1 (a has White) and 2j+2 (b has White) of the match.
-            let logs = |game: u64, white: usize, black: usize| {
-                [white, black].map(|e| {
-                    cfg.log_dir
-                        .as_deref()
-                        .map(|d| log_path(d, &cfg.engines[e].name, game as usize))
-                })
-            };
-            let (ea, eb) = (&cfg.engines[a], &cfg.engines[b]);
-            let games = play(ea, eb, opening, &cfg.game, &logs(2 * j + 1, a, b)).and_then(|g1| {
-                play(eb, ea, opening, &cfg.game, &logs(2 * j + 2, b, a)).map(|g2| (g1, g2))
-            });
-            let (g1, g2) = match games {
+            let (p, k) = sched.job(j);
+            let games = match play_job(&sched, j) {
                 Ok(g) => g,
                 Err(e) => {
                     fail(Fault::Game(e));
                     break;
                 }
             };
-            if let Some(w) = &pgn {
-                // The pair is the unit of the score (pentanomial): one write for both games,
-                // so the PGN holds exactly the games counted.
-                let mut record = String::new();
-                for (i, g) in [&g1, &g2].into_iter().enumerate() {
-                    let round = format!("{}.{}", k + 1, i + 1);
-                    record.push_str(&crate::pgn::write(g, &cfg.event, &round, &tc));
-                }
-                if let Err(source) = w.append(&record) {
-                    fail(Fault::Pgn {
-                        path: w.path().to_owned(),
-                        source,
-                    });
-                    break;
-                }
+            if let Some(w) = &pgn
+                && let Err(source) = w.append(&pair_pgn(cfg, k, &tc, &games))
+            {
+                fail(Fault::Pgn {
+                    path: w.path().to_owned(),
+                    source,
+                });
+                break;
             }
             let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
-            let half = [
-                half_points(g1.outcome, true),
-                half_points(g2.outcome, false),
-            ];
-            if t.results[p].add(half, [fault_of(&g1), fault_of(&g2)], cfg.sprt) {
+            if t.count(p, &games, cfg.sprt) {
                 stopped_by_sprt.store(true, Relaxed);
                 stop.store(true, Relaxed);
             }
-            t.played += 2;
             if !cfg.quiet {
-                let r = &t.results[p];
-                let llr = r.sprt.map_or(String::new(), |s| {
-                    format!(
-                        "  LLR {:.2} [{:.2}, {:.2}]",
-                        s.llr, s.lower_bound, s.upper_bound
-                    )
-                });
-                // Progress is best effort: a closed stderr must not stop the match.
-                let _ = write!(
-                    std::io::stderr(),
-                    "\r{}/{} games  {} vs {}: {}-{}-{}  Elo {:+.1} ± {:.1}{llr}    ",
-                    t.played,
-                    total,
-                    r.first,
-                    r.second,
-                    r.wins,
-                    r.draws,
-                    r.losses,
-                    r.elo.elo,
-                    r.elo.error
-                );
+                t.progress(jobs * 2, p);
             }
         }
     };
     std::thread::scope(|s| {
+        let workers = (cfg.concurrency as u64).min(jobs).max(1) as usize;
         for i in 0..workers {
             let spawned = std::thread::Builder::new()
                 .name(format!("arbiter-worker-{i}"))
@@ -712,7 +794,7 @@ pub fn run(cfg: &MatchConfig) -> Result<Report, MatchError> {
                 if i == 0 {
                     fail(Fault::Thread(e));
                 }
-                // Otherwise play on with the workers there are.
+                // otherwise play on with the workers there are
                 break;
             }
         }
