@@ -10,7 +10,7 @@ use drop7::game::{CENTER_ORDER, Game, PublicState};
 use drop7::policy::{BuiltinPolicy, Policy, PolicyFactory};
 use drop7::rng::{Mulberry32, mix32, reveal_seed};
 use drop7::runner::GameRecord;
-use drop7::screen::file_stem;
+use drop7::screen::{ScreenReport, file_stem, read_report};
 use drop7::search::{FairLeaf, Leaf, SearchConfig, Searcher};
 use drop7::seeds::{SeedBlock, parse_seed, seed_hex};
 use drop7::trace::{TraceLine, traced_move};
@@ -18,7 +18,7 @@ use ntuple::play::{NTupleLeaf, ONE_PLY_SAMPLES, VALUE_SCALE, one_ply_samples};
 use ntuple::policy::PolicySpec;
 use ntuple::tables::Tables;
 use ntuple::train::{ProgressRecord, read_progress, training_curve};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::files::{Root, content_type, has_ext};
 use super::frames::animate;
@@ -856,65 +856,22 @@ pub fn replay(ctx: &Ctx, p: &Params, gone: &Gone) -> Result<Value, ApiError> {
     Ok(v)
 }
 
-/// snake_case keys (screen format v1) as camelCase, recursively.
-fn camel_keys(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut out = Map::new();
-            for (k, x) in m {
-                let mut key = String::new();
-                let mut up = false;
-                for ch in k.chars() {
-                    if ch == '_' {
-                        up = true;
-                    } else if up {
-                        key.extend(ch.to_uppercase());
-                        up = false;
-                    } else {
-                        key.push(ch);
-                    }
-                }
-                out.insert(key, camel_keys(x));
-            }
-            Value::Object(out)
-        }
-        Value::Array(a) => Value::Array(a.iter().map(camel_keys).collect()),
-        x => x.clone(),
-    }
-}
-
 /// A JSON file of the results directory (confined, regular, at most `MAX_FILE` bytes).
 fn read_json(root: &Root, path: &Path) -> Option<Value> {
     serde_json::from_str(&root.read_to_string(path, MAX_FILE).ok()?).ok()
 }
 
-/// A screen report (any format version; not the `screen.json` manifest, whose arms are
-/// names), its arms named `name` (v1 wrote `policy`).
-fn is_report(v: &Value) -> bool {
-    v["format"]
-        .as_str()
-        .is_some_and(|f| f.starts_with("actuary-drop7-screen"))
-        && v["arms"]
-            .as_array()
-            .is_some_and(|a| a.iter().all(Value::is_object))
-        && v["contrasts"]
-            .as_array()
-            .is_some_and(|c| c.iter().all(Value::is_object))
-}
-
-fn arm_name(a: &Value) -> String {
-    a["name"]
-        .as_str()
-        .or(a["policy"].as_str())
-        .unwrap_or("?")
-        .to_owned()
+/// A screen report of the results directory, typed ([`read_report`] reads v1 too); not the
+/// `screen.json` manifest, whose arms are names.
+fn read_screen_report(root: &Root, path: &Path) -> Option<ScreenReport> {
+    read_report(&root.read_to_string(path, MAX_FILE).ok()?).ok()
 }
 
 struct Screen {
     report_path: PathBuf,
     /// The screen directory (with `screen.json` and the games files), if any.
     dir: Option<PathBuf>,
-    report: Value,
+    report: ScreenReport,
 }
 
 fn open_screen(ctx: &Ctx, rel: &str) -> Result<Screen, ApiError> {
@@ -924,13 +881,11 @@ fn open_screen(ctx: &Ctx, rel: &str) -> Result<Screen, ApiError> {
     } else {
         path
     };
-    let report = read_json(&ctx.root, &report_path)
-        .filter(is_report)
-        .ok_or_else(|| {
-            ApiError::bad(format!(
-                "`{rel}` is not a screen report (report.json of `drop7 screen`)"
-            ))
-        })?;
+    let report = read_screen_report(&ctx.root, &report_path).ok_or_else(|| {
+        ApiError::bad(format!(
+            "`{rel}` is not a screen report (report.json of `drop7 screen`)"
+        ))
+    })?;
     let parent = report_path.parent().map(Path::to_owned);
     let dir = parent.filter(|d| d.join("screen.json").is_file());
     Ok(Screen {
@@ -942,10 +897,11 @@ fn open_screen(ctx: &Ctx, rel: &str) -> Result<Screen, ApiError> {
 
 impl Screen {
     fn arms(&self) -> Vec<String> {
-        self.report["arms"]
-            .as_array()
-            .map(|a| a.iter().map(arm_name).collect())
-            .unwrap_or_default()
+        self.report
+            .arms
+            .iter()
+            .map(|a| a.scores.name.clone())
+            .collect()
     }
 
     fn games_file(&self, root: &Root, arm: &str) -> Option<PathBuf> {
@@ -969,19 +925,16 @@ impl Screen {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let contrasts = self.report["contrasts"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let contrasts = &self.report.contrasts;
         let lone = contrasts.len() == 1;
         contrasts
             .iter()
             .map(|c| {
-                let (cand, reference) = (arm_name(&c["candidate"]), arm_name(&c["reference"]));
+                let (cand, reference) = (&c.candidate.name, &c.reference.name);
                 let mut names = vec![format!(
                     "paired-{}-vs-{}.svg",
-                    file_stem(&cand),
-                    file_stem(&reference)
+                    file_stem(cand),
+                    file_stem(reference)
                 )];
                 if lone && let Some(x) = stem.strip_prefix("screen-") {
                     names.push(format!("paired-{x}.svg"));
@@ -1011,34 +964,28 @@ impl Screen {
         root.read_to_string(&md, MAX_FILE).ok()
     }
 
-    fn block(&self) -> Option<SeedBlock> {
-        self.report["seeds"].as_str()?.parse().ok()
+    fn block(&self) -> SeedBlock {
+        self.report.seeds
     }
 
     fn json(&self, root: &Root) -> Value {
-        let r = camel_keys(&self.report);
-        let arms: Vec<Value> = r["arms"]
-            .as_array()
+        let r = &self.report;
+        let arms: Vec<Value> = r
+            .arms
+            .iter()
             .map(|a| {
-                a.iter()
-                    .map(|x| {
-                        let mut x = x.clone();
-                        let name = arm_name(&x);
-                        x["name"] = json!(name);
-                        x["gamesFile"] = json!(self.games_file(root, &name).map(|f| root.rel(&f)));
-                        x
-                    })
-                    .collect()
+                let mut x = to_value(a);
+                x["gamesFile"] = json!(self.games_file(root, &a.scores.name).map(|f| root.rel(&f)));
+                x
             })
-            .unwrap_or_default();
-        let format = r["format"].as_str().unwrap_or("").to_owned();
+            .collect();
         json!({
             "path": root.rel(&self.report_path),
             "dir": self.dir.as_ref().map(|d| root.rel(d)),
-            "format": format, "formatNote": if format.ends_with("-v1") {
+            "format": r.format, "formatNote": if r.format.ends_with("-v1") {
                 "format v1: arms were named `policy`; the contrasts' fields are shown under their v2 names"
             } else { "" },
-            "seeds": r["seeds"], "lease": r["lease"], "arms": arms, "contrasts": r["contrasts"],
+            "seeds": r.seeds, "lease": r.lease, "arms": arms, "contrasts": r.contrasts,
             "figures": self.figures(root), "markdown": self.markdown(root),
         })
     }
@@ -1051,31 +998,28 @@ pub fn runs(ctx: &Ctx) -> Result<Value, ApiError> {
     let mut running = Vec::new();
     let mut seen_dirs = BTreeSet::new();
     for f in files.iter().filter(|f| has_ext(f, &["json"])) {
-        let Some(v) = read_json(&ctx.root, f) else {
-            continue;
-        };
-        if is_report(&v) {
+        if let Some(report) = read_screen_report(&ctx.root, f) {
             let s = Screen {
                 report_path: f.clone(),
                 dir: f
                     .parent()
                     .filter(|d| d.join("screen.json").is_file())
                     .map(Path::to_owned),
-                report: v,
+                report,
             };
             if let Some(d) = &s.dir {
                 seen_dirs.insert(d.clone());
             }
-            let verdicts: Vec<Value> = s.report["contrasts"]
-                .as_array()
-                .map(|cs| {
-                    cs.iter()
-                        .map(|c| json!({"candidate": arm_name(&c["candidate"]), "reference": arm_name(&c["reference"]), "verdict": c["verdict"]}))
-                        .collect()
-                })
-                .unwrap_or_default();
-            screens.push(json!({"path": ctx.root.rel(f), "seeds": s.report["seeds"], "format": s.report["format"],
-                "arms": s.arms(), "contrasts": verdicts, "hasGames": s.dir.is_some()}));
+            let verdicts: Vec<Value> = s
+                .report
+                .contrasts
+                .iter()
+                .map(|c| json!({"candidate": c.candidate.name, "reference": c.reference.name, "verdict": c.verdict}))
+                .collect();
+            screens.push(
+                json!({"path": ctx.root.rel(f), "seeds": s.report.seeds, "format": s.report.format,
+                "arms": s.arms(), "contrasts": verdicts, "hasGames": s.dir.is_some()}),
+            );
         } else if f.file_name().is_some_and(|n| n == "screen.json") {
             running.push(f.clone());
         }
@@ -1125,10 +1069,7 @@ pub fn screen(ctx: &Ctx, p: &Params) -> Result<Value, ApiError> {
 pub fn pair(ctx: &Ctx, p: &Params, gone: &Gone) -> Result<Value, ApiError> {
     let s = open_screen(ctx, param(p, "screen")?)?;
     let seed = seed_param(p)?;
-    let contrasts = s.report["contrasts"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let contrasts = &s.report.contrasts;
     let i: usize = match p.get("contrast") {
         None => 0,
         Some(c) => c
@@ -1141,22 +1082,20 @@ pub fn pair(ctx: &Ctx, p: &Params, gone: &Gone) -> Result<Value, ApiError> {
             contrasts.len()
         ))
     })?;
-    if let Some(b) = s.block()
-        && !b.seeds().any(|x| x == seed)
-    {
+    let b = s.block();
+    if !b.seeds().any(|x| x == seed) {
         return Err(ApiError::bad(format!(
             "seed {} is not in the screen's block {b}",
             seed_hex(seed)
         )));
     }
     let mut sides = Vec::new();
-    for who in ["candidate", "reference"] {
-        let arm = arm_name(&c[who]);
-        let record = match s.games_file(&ctx.root, &arm) {
+    for arm in [&c.candidate.name, &c.reference.name] {
+        let record = match s.games_file(&ctx.root, arm) {
             Some(f) => find_record(&ctx.root, &f, seed)?,
             None => None,
         };
-        sides.push(replay_with_record(ctx, &arm, seed, record, gone)?);
+        sides.push(replay_with_record(ctx, arm, seed, record, gone)?);
     }
     let score = |v: &Value| {
         v["record"]["score"]
@@ -1171,7 +1110,7 @@ pub fn pair(ctx: &Ctx, p: &Params, gone: &Gone) -> Result<Value, ApiError> {
     Ok(json!({
         "screen": ctx.root.rel(&s.report_path), "contrast": i, "seed": seed, "seedHex": seed_hex(seed),
         "candidate": candidate, "reference": reference, "delta": delta, "recorded": recorded,
-        "deltaMean": c["deltaMean"].as_f64().or(c["delta_mean"].as_f64()),
+        "deltaMean": c.delta_mean,
     }))
 }
 

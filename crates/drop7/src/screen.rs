@@ -163,14 +163,82 @@ struct Manifest {
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScreenReport {
-    pub format: &'static str,
+    /// [`REPORT_FORMAT`] when written; [`read_report`] reads v1 too and keeps its tag.
+    pub format: String,
     pub seeds: SeedBlock,
     pub lease: String,
     pub arms: Vec<CohortSummary>,
     pub contrasts: Vec<PairedScreen>,
+}
+
+/// Why a file is not a screen report.
+#[derive(Debug, thiserror::Error)]
+#[error("not a screen report (report.json of `drop7 screen`): {0}")]
+pub struct NotAReport(String);
+
+/// Read a screen report of any format version: v2 as written, v1 (snake_case contrast
+/// fields, arms named `policy`, no `faults`) upgraded to v2's fields, its `format` kept so a
+/// reader can say so. The screen manifest (`screen.json`, whose arms are names) is refused.
+pub fn read_report(text: &str) -> Result<ScreenReport, NotAReport> {
+    let bad = |why: String| NotAReport(why);
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    let format = v["format"].as_str().unwrap_or_default().to_owned();
+    if !format.starts_with("actuary-drop7-screen") {
+        return Err(bad(format!("format `{format}`")));
+    }
+    let v = if format.ends_with("-v1") {
+        upgrade_v1(&v)
+    } else {
+        v
+    };
+    serde_json::from_value(v).map_err(|e| bad(format!("{format}: {e}")))
+}
+
+/// v1 → v2 fields: keys in camelCase, each arm's `policy` as `name`, `faults` as the games'
+/// incomplete and illegal decisions (what v2 counts).
+fn upgrade_v1(v: &serde_json::Value) -> serde_json::Value {
+    let mut v = camel_keys(v);
+    for arm in v["arms"].as_array_mut().into_iter().flatten() {
+        if let Some(m) = arm.as_object_mut() {
+            if let Some(p) = m.remove("policy") {
+                m.entry("name").or_insert(p);
+            }
+            let faults = m["incomplete"].as_u64().unwrap_or(0) + m["illegal"].as_u64().unwrap_or(0);
+            m.entry("faults").or_insert(faults.into());
+        }
+    }
+    v
+}
+
+/// snake_case keys as camelCase, recursively.
+fn camel_keys(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| {
+                    let mut key = String::new();
+                    let mut up = false;
+                    for ch in k.chars() {
+                        if ch == '_' {
+                            up = true;
+                        } else if up {
+                            key.extend(ch.to_uppercase());
+                            up = false;
+                        } else {
+                            key.push(ch);
+                        }
+                    }
+                    (key, camel_keys(x))
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(camel_keys).collect()),
+        x => x.clone(),
+    }
 }
 
 /// A name usable as a file name: ASCII letters, digits and `-`; anything else becomes `_`.
@@ -454,7 +522,7 @@ fn write_report(
         results.push(s);
     }
     let report = ScreenReport {
-        format: REPORT_FORMAT,
+        format: REPORT_FORMAT.into(),
         seeds: block,
         lease,
         arms: summaries,
@@ -619,6 +687,42 @@ pub fn paired_figure(block: SeedBlock, d: &[f64], s: &PairedScreen) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The committed reports of both versions read as typed reports; v1's fields land under
+    /// their v2 names.
+    #[test]
+    fn reports_of_both_versions_read_typed() {
+        let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/");
+        let v1 = std::fs::read_to_string(format!("{docs}screen-d3s7-vs-d2s7.json")).unwrap();
+        let r = read_report(&v1).unwrap();
+        assert_eq!(r.format, "actuary-drop7-screen-v1");
+        assert_eq!(r.arms.len(), 2);
+        assert_eq!(r.seeds, "0xa51d1000:64".parse().unwrap());
+        assert!(r.arms.iter().all(|a| a.scores.name.starts_with("fair-d")));
+        assert_eq!(r.contrasts[0].verdict, evidence::Verdict::Supported);
+        assert!(r.contrasts[0].delta_mean > 0.0 && r.contrasts[0].bootstrap.resamples == 20_000);
+        let v2 = std::fs::read_to_string(format!("{docs}drop7/screens/quant-main-C/report.json"))
+            .unwrap();
+        let r = read_report(&v2).unwrap();
+        assert_eq!(r.format, REPORT_FORMAT);
+        // what it reads is what it writes
+        let again: serde_json::Value = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            again,
+            serde_json::from_str::<serde_json::Value>(&v2).unwrap()
+        );
+        for bad in [
+            "{}",
+            "[]",
+            "not json",
+            r#"{"format": "actuary-drop7-screen-v2", "arms": ["a"]}"#,
+        ] {
+            assert!(read_report(bad).is_err(), "{bad}");
+        }
+        let manifest =
+            r#"{"format": "actuary-drop7-screen-v2", "seeds": "0x10:4", "arms": ["a", "b"]}"#;
+        assert!(read_report(manifest).is_err());
+    }
     use crate::policy::BuiltinPolicy;
     use crate::runner::Silent;
 
