@@ -123,8 +123,10 @@ impl Fill {
     }
 }
 
-/// A parsed layout with its precomputed offsets.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A parsed layout with its precomputed offsets. Serialised as its [`Layout::spec`] string
+/// (a run's `checkpoint.json` records it so).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct Layout {
     pub families: Vec<Family>,
     pub phase: Phase,
@@ -152,6 +154,19 @@ pub struct Layout {
     /// the family (the three are always computed together).
     pub(crate) common_at: [usize; 3],
     pub total: u64,
+}
+
+impl From<Layout> for String {
+    fn from(l: Layout) -> String {
+        l.spec()
+    }
+}
+
+impl TryFrom<String> for Layout {
+    type Error = crate::Error;
+    fn try_from(s: String) -> Result<Self, crate::Error> {
+        Layout::parse(&s)
+    }
 }
 
 impl Layout {

@@ -66,12 +66,12 @@ pub struct TrainConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TrainState {
-    layout: String,
-    seeds: String,
+    layout: Layout,
+    seeds: SeedBlock,
     alpha: f32,
     /// Absent in checkpoints written before these were recorded (then not compared).
     #[serde(default)]
-    validation_seeds: Option<String>,
+    validation_seeds: Option<SeedBlock>,
     #[serde(default)]
     validation_search: Option<String>,
     #[serde(default)]
@@ -275,10 +275,10 @@ impl Trainer {
                     Some((t, desc)) => (t, Some(desc)),
                 };
                 let st = TrainState {
-                    layout: cfg.layout.spec(),
-                    seeds: cfg.seeds.to_string(),
+                    layout: cfg.layout.clone(),
+                    seeds: cfg.seeds,
                     alpha: cfg.alpha,
-                    validation_seeds: Some(cfg.validation_seeds.to_string()),
+                    validation_seeds: Some(cfg.validation_seeds),
                     validation_search: Some(search.clone()),
                     validate_every: Some(cfg.validate_every),
                     siblings: cfg.siblings,
@@ -588,13 +588,13 @@ fn check_same_run(st: &TrainState, cfg: &TrainConfig, search: &str) -> Result<()
             diffs.push(format!("{what} `{stored}` (given `{given}`)"));
         }
     };
-    cmp("layout", st.layout.clone(), cfg.layout.spec());
-    cmp("seeds", st.seeds.clone(), cfg.seeds.to_string());
+    cmp("layout", st.layout.spec(), cfg.layout.spec());
+    cmp("seeds", st.seeds.to_string(), cfg.seeds.to_string());
     cmp("alpha", st.alpha.to_string(), cfg.alpha.to_string());
     if let Some(v) = &st.validation_seeds {
         cmp(
             "validation seeds",
-            v.clone(),
+            v.to_string(),
             cfg.validation_seeds.to_string(),
         );
     }
@@ -685,6 +685,28 @@ mod tests {
                 target,
             )
         }
+    }
+
+    /// The main run's committed `checkpoint.json` (written when its fields were strings)
+    /// reads into the typed state and writes back the same JSON.
+    #[test]
+    fn committed_checkpoint_states_read_typed() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/main-C/checkpoint.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let st: TrainState = serde_json::from_str(&text).unwrap();
+        assert_eq!(st.layout.spec(), "rows,cols,win23,win32,phase=all");
+        assert_eq!(st.seeds, "0xa5300000:2031616".parse().unwrap());
+        assert_eq!(st.validation_seeds, Some("0xa52f2240:64".parse().unwrap()));
+        let again = serde_json::to_value(&st).unwrap();
+        assert_eq!(
+            again,
+            serde_json::from_str::<serde_json::Value>(&text).unwrap()
+        );
+        let bad = text.replace("rows,cols,win23,win32,phase=all", "rows,diagonals");
+        assert!(serde_json::from_str::<TrainState>(&bad).is_err());
     }
 
     #[test]
