@@ -1,13 +1,13 @@
-//! `drop7 serve` end to end: the server started on a free port, every API endpoint asked over
-//! a plain TCP connection, the answers compared with the library's own calls; bad requests
+//! The server's endpoints end to end: the server started in this process on a free port (as
+//! `drop7 serve` starts it), every API endpoint asked over a plain TCP connection, the answers compared with the library's own calls; bad requests
 //! (malformed boards, out-of-range columns, unknown files, `..`, absolute paths, symlinks
 //! leading outside the results directory, wrong methods, foreign Host headers) get a 4xx with
 //! a JSON message.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use drop7::game::Game;
@@ -15,34 +15,30 @@ use drop7::search::{FairLeaf, SearchConfig, Searcher};
 use drop7::trace::traced_move;
 use serde_json::Value;
 
-/// A running `drop7 serve`, stopped when dropped.
+/// A server running in this process (its thread ends with the test binary).
 struct Serve {
-    child: Child,
     addr: String,
 }
 
 impl Serve {
-    fn start(dir: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_drop7"))
-            .args(["serve", "--port", "0", "--dir"])
-            .arg(dir)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start drop7 serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        // "drop7 serve: http://127.0.0.1:PORT/ (results: DIR)"
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .and_then(|r| r.split('/').next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_owned();
-        Self { child, addr }
+    /// Serve `dir` on a free port of 127.0.0.1, with `model` as the operator's model file.
+    fn start(dir: &Path, model: Option<&str>) -> Self {
+        let cfg = drop7_serve::Config {
+            dir: dir.to_owned(),
+            addr: "127.0.0.1:0".parse().unwrap(),
+            model: model.map(PathBuf::from),
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let tx2 = tx.clone();
+            if let Err(e) = drop7_serve::run(cfg, move |bound, _| tx.send(Ok(bound)).unwrap()) {
+                let _ = tx2.send(Err(e.to_string()));
+            }
+        });
+        let addr = rx.recv().unwrap().expect("the server starts");
+        Self {
+            addr: addr.to_string(),
+        }
     }
 
     /// One request; (status, content type, body).
@@ -113,23 +109,68 @@ impl Serve {
     }
 }
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Games of a built-in or n-tuple policy on a block, into a results file (`drop7 play`).
+fn play(policy: &str, seeds: &str, out: &Path) {
+    let spec: ntuple::policy::PolicySpec = policy.parse().unwrap();
+    let factory = spec
+        .factory(&mut ntuple::policy::Models::new(None))
+        .unwrap();
+    let opts = drop7::runner::RunOptions {
+        threads: 1,
+        out: Some(out),
+    };
+    drop7::runner::run_block(
+        &factory,
+        seeds.parse().unwrap(),
+        &opts,
+        &drop7::runner::Silent,
+    )
+    .unwrap();
 }
 
-fn drop7(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_drop7"))
-        .args(args)
-        .output()
+/// A screen of built-in arms (`drop7 screen`).
+fn screen(arms: &[&str], seeds: &str, out: &Path, ledger: &Path, force: bool) {
+    let plan = drop7::screen::ScreenPlan {
+        arms: arms
+            .iter()
+            .map(|a| {
+                a.parse::<drop7::policy::BuiltinPolicy>()
+                    .unwrap()
+                    .factory()
+                    .unwrap()
+            })
+            .collect(),
+        contrasts: vec![],
+        block: seeds.parse().unwrap(),
+        out,
+        ledger,
+        force,
+        threads: 1,
+        shard: None,
+    };
+    drop7::screen::run_screen(&plan, &drop7::runner::Silent).unwrap();
+}
+
+/// A tiny training run of the small layout (`drop7 train`), without validation.
+fn train(out: &Path, ledger: &Path) {
+    struct Quiet;
+    impl ntuple::train::TrainObserver for Quiet {}
+    let cfg = ntuple::train::TrainConfig {
+        threads: 1,
+        validate_every: 0,
+        checkpoint_every: 10_000,
+        report_every: 5_000,
+        ..ntuple::train::TrainConfig::new(
+            ntuple::layout::Layout::parse("win23,phase=none").unwrap(),
+            out,
+            ledger,
+            20_000,
+        )
+    };
+    ntuple::train::Trainer::new(cfg, &Quiet)
+        .unwrap()
+        .run(&Quiet)
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn tmpdir(name: &str) -> tempfile::TempDir {
@@ -162,7 +203,7 @@ fn assert_state(v: &Value, g: &Game) {
 #[test]
 fn api_play_step_advice_save_load_and_bad_requests() {
     let tmp = tmpdir("play");
-    let s = Serve::start(tmp.path(), &[]);
+    let s = Serve::start(tmp.path(), None);
 
     // the page and its assets, embedded
     let (st, kind, body) = s.request("GET", "/", "", b"");
@@ -411,47 +452,15 @@ fn api_results_replays_screens_training_and_confinement() {
     let ledger = tmp.path().join("leases.json");
     let r = |p: &str| root.join(p).display().to_string();
     // a play results file, a screen directory, a tiny training run with a model
-    drop7(&[
-        "play",
-        "--policy",
-        "center",
-        "--seeds",
-        "0x100:3",
-        "--out",
-        &r("play-center.jsonl"),
-        "--quiet",
-    ]);
-    drop7(&[
-        "screen",
-        "--arms",
-        "center,leftmost",
-        "--seeds",
+    play("center", "0x100:3", &root.join("play-center.jsonl"));
+    screen(
+        &["center", "leftmost"],
         "0x200:4",
-        "--out",
-        &r("scr"),
-        "--ledger",
-        &ledger.display().to_string(),
-        "--quiet",
-    ]);
-    drop7(&[
-        "train",
-        "--layout",
-        "win23,phase=none",
-        "--moves",
-        "2e4",
-        "--threads",
-        "1",
-        "--out",
-        &r("run"),
-        "--validate-every",
-        "0",
-        "--checkpoint-every",
-        "1e4",
-        "--report-every",
-        "5e3",
-        "--ledger",
-        &ledger.display().to_string(),
-    ]);
+        &root.join("scr"),
+        &ledger,
+        false,
+    );
+    train(&root.join("run"), &ledger);
     for f in ["checkpoint.bin", "checkpoint.bin.sha256"] {
         let _ = std::fs::remove_file(root.join("run").join(f));
     }
@@ -464,16 +473,11 @@ fn api_results_replays_screens_training_and_confinement() {
     drop(progress);
     // an n-tuple arm played from the model (its label names the file and its hash)
     let model = r("run/final-weights.bin");
-    drop7(&[
-        "play",
-        "--policy",
+    play(
         &format!("ntuple-1ply@{model}"),
-        "--seeds",
         "0x400:2",
-        "--out",
-        &r("ntuple.jsonl"),
-        "--quiet",
-    ]);
+        &root.join("ntuple.jsonl"),
+    );
     // a screen report of format v1 (arms named `policy`) with its figure in figures/
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
     std::fs::copy(
@@ -512,7 +516,7 @@ fn api_results_replays_screens_training_and_confinement() {
         .unwrap();
         std::os::unix::fs::symlink(tmp.path(), root.join("up")).unwrap();
     }
-    let s = Serve::start(&root, &[]);
+    let s = Serve::start(&root, None);
 
     // results files: play files and the screen's games files; links outside are not listed
     let files = s.ok("/api/files");
@@ -715,14 +719,14 @@ fn api_results_replays_screens_training_and_confinement() {
         409,
         "as --model",
     );
-    let with_model = Serve::start(&root, &["--model", &model]);
+    let with_model = Serve::start(&root, Some(&model));
     let v = with_model.ok(&format!("/api/replay?policy={v1_arm}&seed=5"));
     assert!(v["moves"].as_u64().unwrap() > 0);
     drop(with_model);
     // a replay whose model is not under --dir
     drop(s);
     std::fs::remove_file(root.join("run/final-weights.bin")).unwrap();
-    let s = Serve::start(&root, &[]);
+    let s = Serve::start(&root, None);
     s.refused(
         "GET",
         &format!("/api/replay?file=ntuple.jsonl&seed={nseed}"),
@@ -753,19 +757,13 @@ fn hostile_files_and_requests_are_refused() {
     .unwrap();
     let ledger = tmp.path().join("leases.json");
     // a real screen, its report.md replaced by a link outside
-    drop7(&[
-        "screen",
-        "--arms",
-        "center,leftmost",
-        "--seeds",
+    screen(
+        &["center", "leftmost"],
         "0x200:2",
-        "--out",
-        &root.join("scr2").display().to_string(),
-        "--ledger",
-        &ledger.display().to_string(),
-        "--quiet",
-        "--force",
-    ]);
+        &root.join("scr2"),
+        &ledger,
+        true,
+    );
     std::fs::remove_file(root.join("scr2/report.md")).unwrap();
     symlink(outside.join("secret.md"), root.join("scr2/report.md")).unwrap();
     // a training run whose checkpoint.json links outside; a run directory whose
@@ -800,7 +798,7 @@ fn hostile_files_and_requests_are_refused() {
         .unwrap();
     assert!(ok.success());
 
-    let s = Serve::start(&root, &[]);
+    let s = Serve::start(&root, None);
     let body = |path: &str| {
         let (st, _, b) = s.request("GET", path, "", b"");
         (st, String::from_utf8_lossy(&b).into_owned())
@@ -890,7 +888,7 @@ fn hostile_files_and_requests_are_refused() {
 #[test]
 fn replays_end_with_their_clients_and_connections_are_capped() {
     let tmp = tmpdir("cancel");
-    let srv = Serve::start(tmp.path(), &[]);
+    let srv = Serve::start(tmp.path(), None);
     let gone: Vec<TcpStream> = (0..4)
         .map(|i| {
             let mut s = TcpStream::connect(&srv.addr).unwrap();
