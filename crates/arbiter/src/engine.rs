@@ -215,6 +215,9 @@ pub struct Engine {
     lines: Receiver<String>,
     /// With [`Stderr::Capture`]: the last stderr lines, and whether stderr has closed.
     stderr_tail: Option<Arc<Mutex<StderrTail>>>,
+    /// `info string error: …` lines sent while the options were set (see
+    /// [`Engine::option_errors`]).
+    option_errors: Vec<String>,
 }
 
 /// The last few stderr lines of an engine, and whether its stderr has closed.
@@ -301,14 +304,34 @@ impl Engine {
             stdin,
             lines: rx,
             stderr_tail,
+            option_errors: Vec::new(),
         };
         e.send("uci")?;
         e.wait_for(|l| l == "uciok", "uciok", handshake_timeout)?;
         for (k, v) in &spec.options {
             e.send(&format!("setoption name {k} value {v}"))?;
         }
-        e.sync(handshake_timeout)?;
+        e.send("isready")?;
+        let mut errors = Vec::new();
+        e.read_until_for(
+            "readyok",
+            deadline_after(handshake_timeout),
+            &mut |l| {
+                if let Some(m) = l.strip_prefix("info string error: ") {
+                    errors.push(m.to_owned());
+                }
+            },
+            &|l| l == "readyok",
+        )?;
+        e.option_errors = errors;
         Ok(e)
+    }
+
+    /// The `info string error: …` lines the engine sent while taking its options: how this
+    /// project's engine refuses an option or a value (other engines may say nothing, or
+    /// something else). The arbiter plays on; `actuary validate` refuses such a side.
+    pub fn option_errors(&self) -> &[String] {
+        &self.option_errors
     }
 
     /// Start the engine, do the handshake and quit: the check made for every engine before a

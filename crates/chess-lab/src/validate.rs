@@ -8,13 +8,12 @@
 //! `info string prune ...` counters. `--save-baseline NAME` keeps the baseline's results so
 //! the next change is compared without re-running it.
 
+use arbiter::engine::{Engine, EngineError, EngineSpec, Stderr, deadline_after};
 use chess::board::{Position, parse_epd, parse_san, uci_to_move};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// `actuary validate`.
@@ -202,64 +201,45 @@ impl SuiteResult {
     }
 }
 
-/// A running UCI engine.
+/// A running UCI engine: the arbiter's client (one UCI client in the workspace), its stderr
+/// kept (the last lines) so that a failure quotes what the engine said.
 struct Uci {
     name: String,
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+    engine: Option<Engine>,
     timeout: Duration,
 }
 
 impl Uci {
     fn start(side: &Side, hash: u32, timeout: u64) -> Result<Uci, ValidateError> {
         let name = side.binary.display().to_string();
-        let mut child = Command::new(&side.binary)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| ValidateError::Engine {
-                engine: name.clone(),
-                message: format!("cannot start: {e}"),
-            })?;
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut e = Uci {
-            name,
-            child,
-            stdin,
-            lines: rx,
-            timeout: Duration::from_secs(timeout),
+        let mut options = vec![("Hash".to_owned(), hash.to_string())];
+        options.extend(side.options.iter().cloned());
+        let spec = EngineSpec {
+            name: name.clone(),
+            cmd: name.clone(),
+            args: vec![],
+            options,
         };
-        e.send("uci")?;
-        e.wait_for(|l| l == "uciok")?;
-        e.send(&format!("setoption name Hash value {hash}"))?;
-        for (k, v) in &side.options {
-            e.send(&format!("setoption name {k} value {v}"))?;
-        }
-        e.send("isready")?;
+        let timeout = Duration::from_secs(timeout);
+        let engine =
+            Engine::start(&spec, timeout, Stderr::Capture).map_err(|e| ValidateError::Engine {
+                engine: name.clone(),
+                message: e.to_string(),
+            })?;
+        let e = Uci {
+            name,
+            engine: Some(engine),
+            timeout,
+        };
         // Our engine reports a rejected option as `info string error: ...`.
-        let mut bad = None;
-        e.wait_for(|l| {
-            if let Some(m) = l.strip_prefix("info string error: ") {
-                bad = Some(m.to_string());
-            }
-            l == "readyok"
-        })?;
-        if let Some(m) = bad {
+        if let Some(m) = e.engine().option_errors().first() {
             return Err(e.fail(&format!("rejected an option: {m}")));
         }
         Ok(e)
+    }
+
+    fn engine(&self) -> &Engine {
+        self.engine.as_ref().expect("running until dropped")
     }
 
     fn fail(&self, m: &str) -> ValidateError {
@@ -269,81 +249,80 @@ impl Uci {
         }
     }
 
-    fn send(&mut self, s: &str) -> Result<(), ValidateError> {
-        writeln!(self.stdin, "{s}")
-            .and_then(|_| self.stdin.flush())
-            .map_err(|e| self.fail(&format!("write failed: {e}")))
-    }
-
-    fn wait_for(&mut self, mut done: impl FnMut(&str) -> bool) -> Result<(), ValidateError> {
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) if done(l.trim()) => return Ok(()),
-                Ok(_) => {}
-                Err(RecvTimeoutError::Timeout) => return Err(self.fail("timed out")),
-                Err(RecvTimeoutError::Disconnected) => return Err(self.fail("exited")),
-            }
-        }
+    /// Run `f` on the engine; its error names the engine.
+    fn with<T>(
+        &mut self,
+        f: impl FnOnce(&mut Engine, Duration) -> Result<T, EngineError>,
+    ) -> Result<T, ValidateError> {
+        let timeout = self.timeout;
+        let r = f(
+            self.engine.as_mut().expect("running until dropped"),
+            timeout,
+        );
+        r.map_err(|e| self.fail(&e.to_string()))
     }
 
     /// Search one position; returns the result without `id`/`solved`.
     fn search(&mut self, fen: &str, go: &str) -> Result<PositionResult, ValidateError> {
-        self.send("ucinewgame")?;
-        self.send(&format!("position fen {fen}"))?;
-        self.send("isready")?;
-        self.wait_for(|l| l == "readyok")?;
+        self.with(|e, t| {
+            e.send("ucinewgame")?;
+            e.send(&format!("position fen {fen}"))?;
+            e.sync(t)
+        })?;
         let start = Instant::now();
-        self.send(go)?;
         let mut r = PositionResult::default();
-        let mut best = String::new();
-        self.wait_for(|l| {
-            if let Some(rest) = l.strip_prefix("info string prune ") {
-                for kv in rest.split_whitespace() {
-                    if let Some((k, v)) = kv.split_once('=')
-                        && let Ok(v) = v.parse::<u64>()
-                    {
-                        r.prunes.insert(k.to_string(), v);
+        let line = self.with(|e, t| {
+            e.send(go)?;
+            e.read_until(
+                deadline_after(t),
+                |l| {
+                    if let Some(rest) = l.strip_prefix("info string prune ") {
+                        for kv in rest.split_whitespace() {
+                            if let Some((k, v)) = kv.split_once('=')
+                                && let Ok(v) = v.parse::<u64>()
+                            {
+                                r.prunes.insert(k.to_string(), v);
+                            }
+                        }
+                    } else if l.starts_with("info ") && !l.starts_with("info string") {
+                        let t: Vec<&str> = l.split_whitespace().collect();
+                        let get = |k: &str| {
+                            t.iter()
+                                .position(|&x| x == k)
+                                .and_then(|i| t.get(i + 1))
+                                .and_then(|v| v.parse::<u64>().ok())
+                        };
+                        // A line with a depth, nodes and a score closes an iteration (or part
+                        // of it).
+                        if let (Some(d), Some(n)) = (get("depth"), get("nodes"))
+                            && t.contains(&"score")
+                        {
+                            if d as i32 > r.depth {
+                                r.prev_nodes = r.nodes;
+                                r.depth = d as i32;
+                            }
+                            r.nodes = n;
+                        }
                     }
-                }
-            } else if l.starts_with("info ") && !l.starts_with("info string") {
-                let t: Vec<&str> = l.split_whitespace().collect();
-                let get = |k: &str| {
-                    t.iter()
-                        .position(|&x| x == k)
-                        .and_then(|i| t.get(i + 1))
-                        .and_then(|v| v.parse::<u64>().ok())
-                };
-                // A line with a depth, nodes and a score closes an iteration (or part of it).
-                if let (Some(d), Some(n)) = (get("depth"), get("nodes"))
-                    && t.contains(&"score")
-                {
-                    if d as i32 > r.depth {
-                        r.prev_nodes = r.nodes;
-                        r.depth = d as i32;
-                    }
-                    r.nodes = n;
-                }
-            } else if let Some(rest) = l.strip_prefix("bestmove") {
-                best = rest.split_whitespace().next().unwrap_or("").to_string();
-                return true;
-            }
-            false
+                },
+                |l| l.starts_with("bestmove"),
+            )
         })?;
         r.ms = start.elapsed().as_millis() as u64;
-        r.best = best;
+        r.best = line
+            .strip_prefix("bestmove")
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or("")
+            .to_string();
         Ok(r)
     }
 }
 
 impl Drop for Uci {
     fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.stdin.flush();
-        std::thread::sleep(Duration::from_millis(50));
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(e) = self.engine.take() {
+            e.quit();
+        }
     }
 }
 

@@ -92,6 +92,10 @@ impl Runner {
                     .is_none_or(|o| c["name"].as_str().unwrap_or("").contains(o))
             })
             .collect();
+        if let Some(o) = &only {
+            assert!(!cases.is_empty(), "CASE={o} names no case of {}", path.display());
+            eprintln!("CASE={o}: {} case(s)", cases.len());
+        }
         let next = Mutex::new(cases.iter());
         let failures = Mutex::new(Vec::new());
         std::thread::scope(|s| {
