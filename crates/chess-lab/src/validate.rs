@@ -224,7 +224,10 @@ impl Uci {
         let engine =
             Engine::start(&spec, timeout, Stderr::Capture).map_err(|e| ValidateError::Engine {
                 engine: name.clone(),
-                message: e.to_string(),
+                message: match e {
+                    EngineError::Spawn { reason, .. } => format!("cannot start: {reason}"),
+                    e => e.to_string(),
+                },
             })?;
         let e = Uci {
             name,
@@ -232,7 +235,7 @@ impl Uci {
             timeout,
         };
         // Our engine reports a rejected option as `info string error: ...`.
-        if let Some(m) = e.engine().option_errors().first() {
+        if let Some(m) = e.engine().option_errors().last() {
             return Err(e.fail(&format!("rejected an option: {m}")));
         }
         Ok(e)

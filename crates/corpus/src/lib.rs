@@ -20,7 +20,8 @@
 //!
 //! - exit 2, a refusal: nothing on stdout, and stderr is exactly one line, starting `error:`.
 //! - exit 1, a run that started and then failed: at most one `error:` line, and if there is one
-//!   it ends stderr (a match's progress comes before it).
+//!   it ends stderr (a match's progress comes before it); a case with `err` needs the line and
+//!   finds its fragments in it. Whether stdout may hold anything is the case's `out_lines`.
 //! - exit 0: no line of stderr starts with `error:`.
 //!
 //! Checks: `err`, fragments in that order in the error line (exit 2) or in stderr; `out`,
@@ -83,6 +84,17 @@ impl Runner {
             {
                 panic!("{name}: unknown field `{unknown}` (a typo would check nothing)");
             }
+            for (f, want) in c["files_after"].as_object().into_iter().flatten() {
+                if let Some(k) = want
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, _)| k.as_str())
+                    .find(|k| !["contains", "lacks"].contains(k))
+                {
+                    panic!("{name}: files_after `{f}`: unknown field `{k}` (contains or lacks)");
+                }
+            }
         }
         let only = std::env::var("CASE").ok();
         let cases: Vec<&Value> = cases
@@ -93,7 +105,11 @@ impl Runner {
             })
             .collect();
         if let Some(o) = &only {
-            assert!(!cases.is_empty(), "CASE={o} names no case of {}", path.display());
+            assert!(
+                !cases.is_empty(),
+                "CASE={o} names no case of {}",
+                path.display()
+            );
             eprintln!("CASE={o}: {} case(s)", cases.len());
         }
         let next = Mutex::new(cases.iter());
@@ -425,12 +441,15 @@ fn check_stderr(exit: i32, stdout: &str, stderr: &str, want: &[String]) -> Resul
             in_order(line, want).map_err(|e| format!("the error line: {e}"))
         }
         1 => {
+            let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
             match errors[..] {
-                [] => {}
-                [l] if stderr.trim_end().ends_with(l) => {}
-                _ => return Err("a failed run's one `error:` line must end stderr".into()),
+                [] if want.is_empty() => Ok(()),
+                [] => Err("no `error:` line (the case names what it must say)".into()),
+                [l] if last == Some(l) => {
+                    in_order(l, want).map_err(|e| format!("the error line: {e}"))
+                }
+                _ => Err("a failed run's one `error:` line must end stderr".into()),
             }
-            in_order(stderr, want).map_err(|e| format!("stderr: {e}"))
         }
         _ => {
             if !errors.is_empty() {
@@ -479,7 +498,10 @@ mod tests {
         assert!(ok(2, "", "error: --x: bad\n", &["--y"]).is_err());
         // a stopped run: progress, then the one error line last
         assert!(ok(1, "", "game 1\ngame 2\nerror: stopped\n", &["stopped"]).is_ok());
+        assert!(ok(1, "", "game 1\nerror: stopped  \n\n", &["stopped"]).is_ok());
         assert!(ok(1, "", "error: stopped\ngame 3\n", &[]).is_err());
+        assert!(ok(1, "", "game 1\n", &["stopped"]).is_err());
+        assert!(ok(1, "", "game 1 stopped\nerror: x\n", &["stopped"]).is_err());
         assert!(ok(1, "report", "", &[]).is_ok());
         assert!(ok(0, "{}", "note: fine\n", &["fine"]).is_ok());
         assert!(ok(0, "{}", "error: but accepted\n", &[]).is_err());
