@@ -120,6 +120,10 @@ run tm 53 tm-on option.prune.tm=true tm-off option.prune.tm=false 2+0.02 30000 "
 # 2+0.02 against the same binary without it.
 run probcut 54 probcut-on option.prune.probcut=true probcut-off option.prune.probcut=false 2+0.02 30000 "elo0=0 elo1=10"
 run hp 55 hp-on option.prune.hp=true hp-off option.prune.hp=false 2+0.02 30000 "elo0=0 elo1=10"
+# hp at its default margin (2048) barely fires here (15 prunes in a depth-16 search against
+# 28,665 by LMP: the moves it could take are the late quiets LMP skips first); hp512 prices the
+# margin at which it prunes about as often as LMP (27,155 against 50,104 in the same search).
+run hp512 57 hp512-on "option.prune.hp=true option.prune.hp-margin=512" hp-off option.prune.hp=false 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33's bundle of items too small to resolve alone: draw handling (switch `draws`) and
 # 4-way hash buckets (HashWays 4), against the defaults, equal Hash on both sides.
 run bundle 56 draws-ways4 "option.prune.draws=true option.HashWays=4 option.Hash=16" default "option.Hash=16" 2+0.02 30000 "elo0=0 elo1=10"

@@ -85,6 +85,38 @@ pub struct TuneArgs {
     /// Continue the run saved in FILE.tune-state.json (same data and settings).
     #[arg(long)]
     pub resume: bool,
+    /// Parameters to keep at their starting values, by name as in the parameter file
+    /// without indices (e.g. `PST,SAFE_CHECK`): to fit new terms alone, or old ones without
+    /// them, and tell apart what each contributes.
+    #[arg(long, value_name = "NAME[,NAME]", value_delimiter = ',')]
+    pub freeze: Vec<String>,
+    /// Keep at its starting value every weight with the support of fewer than N training
+    /// positions (positions it moves, each counted by its middlegame share for an mg weight
+    /// and the rest for an eg weight). Adam's steps do not shrink with the evidence, so a
+    /// weight with little of it (the mg weight of a rook reaching 14 squares, seen mostly in
+    /// endgames) can end hundreds of centipawns off, and a search steers into such positions.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub min_support: u64,
+}
+
+/// Per weight (mg and eg of every entry, in order), whether `--freeze` keeps it; an unknown
+/// name is refused with the list of names.
+fn frozen_mask(names: &[String]) -> Result<Vec<bool>, TuneError> {
+    let base = |n: &str| n.split('[').next().unwrap_or(n).to_owned();
+    for f in names {
+        if !params::NAMES.iter().any(|n| base(n) == *f) {
+            return Err(TuneError::Data(format!(
+                "--freeze: `{f}` is not a parameter name of this engine (e.g. PST, TEMPO, KNIGHT_MOBILITY)"
+            )));
+        }
+    }
+    Ok(params::NAMES
+        .iter()
+        .flat_map(|n| {
+            let k = names.contains(&base(n));
+            [k, k]
+        })
+        .collect())
 }
 
 pub(crate) fn unit_interval(s: &str) -> Result<f64, String> {
@@ -457,6 +489,26 @@ impl Dataset {
         all
     }
 
+    /// Per weight (mg and eg of every entry, in order), the training (not hold-out)
+    /// positions whose evaluation it moves, each counted by the share of the taper the
+    /// weight gets there: the middlegame phase for mg, the rest for eg. An entry seen
+    /// mostly in endgames has little evidence for its mg weight, whatever its count.
+    pub fn support(&self) -> Vec<f64> {
+        let mut n = vec![0f64; 2 * COUNT];
+        for i in 0..self.len() {
+            if self.holdout[i] {
+                continue;
+            }
+            let rho = f64::from(self.rho[i]);
+            for k in self.start[i] as usize..self.start[i + 1] as usize {
+                let id = self.ids[k] as usize;
+                n[2 * id] += rho;
+                n[2 * id + 1] += 1.0 - rho;
+            }
+        }
+        n
+    }
+
     /// (mg, eg) totals of position `i`'s coefficients in `range` (relative to its start).
     #[inline]
     fn dot(&self, i: usize, range: std::ops::Range<usize>, w: &[f64]) -> (f64, f64) {
@@ -806,7 +858,15 @@ impl TuneArgs {
             self.from
                 .as_ref()
                 .map_or("embedded".into(), |p| p.display().to_string())
-        )
+        ) + &if self.freeze.is_empty() {
+            String::new()
+        } else {
+            format!(" freeze={}", self.freeze.join(","))
+        } + &if self.min_support == 0 {
+            String::new()
+        } else {
+            format!(" min_support={}", self.min_support)
+        }
     }
 
     pub fn run(&self) -> Result<ExitCode, crate::LabError> {
@@ -923,6 +983,7 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         }
         None => VALUES.to_vec(),
     };
+    let frozen = frozen_mask(&a.freeze)?;
     let (positions, dups) = load(&a.data, a.limit)?;
     if positions.len() < 100 {
         return Err(TuneError::Data(format!(
@@ -941,6 +1002,22 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
     let d = Dataset::build(&positions, a.holdout, threads);
     drop(positions);
     let settings = a.settings(d.len());
+    let mut frozen = frozen;
+    if a.min_support > 0 {
+        let support = d.support();
+        let mut rare = 0;
+        for (j, n) in support.iter().enumerate() {
+            if *n < a.min_support as f64 && !frozen[j] {
+                frozen[j] = true;
+                rare += 1;
+            }
+        }
+        eprintln!(
+            "tune: {rare} of {} weights (mg, eg) have the support of fewer than {} training positions: kept at their start",
+            2 * COUNT,
+            a.min_support
+        );
+    }
     eprintln!(
         "tune: {} positions ({} duplicates dropped, {} held out), traced in {:.1} s",
         d.len(),
@@ -1042,7 +1119,7 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         }
         // Adam.
         let t = f64::from(st.epoch + 1);
-        for j in 0..P {
+        for (j, _) in frozen.iter().enumerate().filter(|(_, f)| !**f) {
             let g = p.grad[j];
             st.m[j] = b1 * st.m[j] + (1.0 - b1) * g;
             st.v[j] = b2 * st.v[j] + (1.0 - b2) * g * g;
@@ -1099,6 +1176,17 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         st.epoch,
         stopped
     );
+    // What else shaped the fit, so the file's source paragraph is enough to repeat it.
+    let mut source = source;
+    if let Some(from) = &a.from {
+        source.push_str(&format!("\nstarting weights {}", from.display()));
+    }
+    if !a.freeze.is_empty() {
+        source.push_str(&format!("\n--freeze {}", a.freeze.join(",")));
+    }
+    if a.min_support > 0 {
+        source.push_str(&format!("\n--min-support {}", a.min_support));
+    }
     let text = params::write(&values, &source);
     evidence::atomic_write(&a.out, text.as_bytes()).map_err(|e| {
         TuneError::File(PoolError::Io {
@@ -1121,6 +1209,76 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
 mod tests {
     use super::*;
     use chess::eval::trace::{linear_eval, trace};
+
+    #[test]
+    fn support_counts_the_training_positions_an_entry_moves() {
+        let fens = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "4k3/8/8/8/8/8/8/3QK3 w - - 0 1",
+            "4k3/8/8/8/8/8/8/R3K3 b - - 0 1",
+            "r3k3/8/8/8/8/8/8/4K3 w - - 0 1",
+        ];
+        let labs: Vec<Labelled> = fens
+            .iter()
+            .enumerate()
+            .map(|(g, f)| Labelled {
+                board: parse_fen(f).unwrap(),
+                result: 0.5,
+                score: Some(0),
+                group: g as u64,
+            })
+            .collect();
+        let d = Dataset::build(&labs, 0.0, 1);
+        let n = d.support();
+        // Expected from the traces and the phases, position by position, counted here.
+        let mut want = vec![0f64; 2 * COUNT];
+        for l in &labs {
+            let rho = chess::eval::Material::from_board(&l.board).phase() as f32 / PHASE_MAX as f32;
+            let rho = f64::from(rho);
+            for (j, c) in chess::eval::trace::trace(&l.board).coef.iter().enumerate() {
+                if *c != 0 {
+                    want[2 * j] += rho;
+                    want[2 * j + 1] += 1.0 - rho;
+                }
+            }
+        }
+        assert_eq!(n, want);
+        // The queen alone moves a queen-mobility entry; the two lone rooks (one each side)
+        // each move a rook-mobility entry; all three positions are nearly pure endgames
+        // (phase: queen 4, rook 2 of 24).
+        let sum = |prefix: &str, eg: usize| -> f64 {
+            (0..COUNT)
+                .filter(|&j| NAMES[j].starts_with(prefix))
+                .map(|j| n[2 * j + eg])
+                .sum()
+        };
+        assert!((sum("QUEEN_MOBILITY", 0) + sum("QUEEN_MOBILITY", 1) - 1.0).abs() < 1e-9);
+        assert!((sum("ROOK_MOBILITY", 0) + sum("ROOK_MOBILITY", 1) - 2.0).abs() < 1e-9);
+        assert!(sum("ROOK_MOBILITY", 0) < 0.2 && sum("QUEEN_MOBILITY", 0) < 0.2);
+    }
+
+    #[test]
+    fn freeze_keeps_the_named_parameters_and_refuses_unknown_names() {
+        let m = frozen_mask(&["TEMPO".into(), "SAFE_CHECK".into()]).unwrap();
+        assert_eq!(m.len(), 2 * COUNT);
+        let kept: Vec<&str> = (0..COUNT).filter(|&i| m[2 * i]).map(|i| NAMES[i]).collect();
+        assert_eq!(
+            kept,
+            [
+                "SAFE_CHECK[0]",
+                "SAFE_CHECK[1]",
+                "SAFE_CHECK[2]",
+                "SAFE_CHECK[3]",
+                "TEMPO"
+            ]
+        );
+        assert!(m.chunks(2).all(|c| c[0] == c[1]), "mg and eg together");
+        assert!(frozen_mask(&[]).unwrap().iter().all(|f| !f));
+        let e = frozen_mask(&["SAFE_CHECK[0]".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`SAFE_CHECK[0]` is not a parameter name"), "{e}");
+    }
 
     #[test]
     fn data_lines_parse_and_bad_ones_say_why() {
@@ -1349,6 +1507,8 @@ mod tests {
             threads: 2,
             out: out.clone(),
             resume: false,
+            freeze: Vec::new(),
+            min_support: 0,
         };
         tune(&a).unwrap();
         let st: State = serde_json::from_slice(&std::fs::read(state_path(&out)).unwrap()).unwrap();
@@ -1379,6 +1539,8 @@ mod tests {
             out: out_v.clone(),
             variance_penalty: 1.0,
             resume: false,
+            freeze: Vec::new(),
+            min_support: 0,
             epochs: 20,
             ..a.clone()
         };

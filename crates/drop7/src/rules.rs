@@ -257,9 +257,13 @@ fn resolve<R: RevealSource, O: MoveObserver>(
         let mut revealed = 0u32;
         let mut cols = w;
         if gray_hit != 0 {
-            // Row-major from the top: elevation 6 down to 0, columns left to right.
-            for e in (0..SIZE).rev() {
-                let shift = 4 * e as u32;
+            // Row-major from the top: elevation 6 down to 0, columns left to right. Only
+            // the elevations some column is hit at are visited (bit 4e of `rows`): a wave
+            // hits one or two rows, not seven.
+            let mut rows = nonzero_nibbles(gray_hit);
+            while rows != 0 {
+                let shift = 31 - rows.leading_zeros();
+                rows &= !(1 << shift);
                 for c in 0..SIZE {
                     let k = (hits[c] >> shift) & 0xF;
                     if k == 0 {

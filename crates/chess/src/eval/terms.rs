@@ -9,8 +9,6 @@ use super::trace::{NoTrace, Side, Tracer};
 use crate::board::{BitBoard, Board, Color, Piece, Square};
 use cozy_chess::{get_bishop_moves, get_king_moves, get_knight_moves, get_rook_moves};
 
-/// Mobility counts around which a piece is "normal" (score 0): structure, not a weight.
-pub const MOB_CENTRE: [i32; 6] = [0, 4, 6, 6, 12, 0];
 /// Attack weight per attacking piece kind on the king zone (the king-attack term is
 /// quadratic in these, so the linear tuner leaves them alone).
 pub const KING_ATTACK_WEIGHT: [i32; 6] = [0, 2, 2, 3, 5, 0];
@@ -39,29 +37,38 @@ pub fn full_sides(board: &Board) -> FullSides {
     full_sides_traced(board, &mut NoTrace)
 }
 
-/// [`full_sides`], each term reported to `t`.
-pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
-    let occ = board.occupied();
-    let pawns = board.pieces(Piece::Pawn);
-    let mut out = FullSides::default();
-    for color in [Color::White, Color::Black] {
-        let us = board.colors(color);
-        let them = board.colors(!color);
-        let our_pawns = (pawns & us).0;
-        let their_pawns = (pawns & them).0;
-        let their_pawn_att = pawn_attacks(their_pawns, !color);
-        let our_pawn_att = pawn_attacks(our_pawns, color);
-        let area = BitBoard(!(us.0 | their_pawn_att));
-        let their_king = board.king(!color);
-        let zone = get_king_moves(their_king) | their_king.bitboard();
-        let c = color as usize;
-        let mut residual = Side::new(color, t);
-        let mut attack_units = 0i32;
-        let mut attackers = 0i32;
-        let their_majors = board.pieces(Piece::Rook) | board.pieces(Piece::Queen);
+/// Most knights, bishops, rooks and queens one side can have (2 + 8 promotions each, but at
+/// most 15 pieces besides the king).
+const MAX_PIECES: usize = 15;
 
+/// One side's attacks, gathered before any term is scored: the threat and safe-check terms
+/// of one side need the other side's attacks.
+#[derive(Clone, Copy)]
+struct Attacks {
+    /// (piece, square, attacked squares) of each knight, bishop, rook and queen.
+    pieces: [(Piece, Square, BitBoard); MAX_PIECES],
+    len: usize,
+    /// Squares attacked by pawns, by each piece kind (indexed by `Piece`), and by anything.
+    pawn: u64,
+    by: [u64; 6],
+    all: u64,
+}
+
+impl Attacks {
+    fn of(board: &Board, color: Color, occ: BitBoard) -> Self {
+        let pawn = pawn_attacks(board.colored_pieces(color, Piece::Pawn).0, color);
+        let mut a = Attacks {
+            pieces: [(Piece::Knight, Square::A1, BitBoard::EMPTY); MAX_PIECES],
+            len: 0,
+            pawn,
+            by: [0; 6],
+            all: pawn,
+        };
+        a.by[Piece::Pawn as usize] = pawn;
+        let king = get_king_moves(board.king(color)).0;
+        a.by[Piece::King as usize] = king;
+        a.all |= king;
         for piece in [Piece::Knight, Piece::Bishop, Piece::Rook, Piece::Queen] {
-            let p = piece as usize;
             for sq in board.colored_pieces(color, piece) {
                 let att = match piece {
                     Piece::Knight => get_knight_moves(sq),
@@ -69,28 +76,117 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
                     Piece::Rook => get_rook_moves(sq, occ),
                     _ => get_bishop_moves(sq, occ) | get_rook_moves(sq, occ),
                 };
-                let mob = (att & area).len() as i32;
-                let weight = match piece {
-                    Piece::Knight => p!(KNIGHT_MOB),
-                    Piece::Bishop => p!(BISHOP_MOB),
-                    Piece::Rook => p!(ROOK_MOB),
-                    _ => p!(QUEEN_MOB),
-                };
-                residual.add(weight, mob - MOB_CENTRE[p]);
-                if mob == 0 && piece != Piece::Queen {
-                    residual.add(p!(NO_SAFE_MOVES), 1);
+                a.by[piece as usize] |= att.0;
+                a.all |= att.0;
+                if a.len < MAX_PIECES {
+                    a.pieces[a.len] = (piece, sq, att);
+                    a.len += 1;
                 }
-                let hits = (att & zone).len() as i32;
-                if hits > 0 {
-                    attackers += 1;
-                    attack_units += KING_ATTACK_WEIGHT[p] * hits;
+            }
+        }
+        a
+    }
+}
+
+/// Squares of the files beside `sq`'s, on the ranks in front of it from `color`'s view: where
+/// an enemy pawn could stand to attack `sq`, now or after advancing.
+fn pawn_reach_ahead(sq: usize, color: Color) -> u64 {
+    let f = sq % 8;
+    let r = sq / 8;
+    let mut files = 0u64;
+    if f > 0 {
+        files |= FILE_A << (f - 1);
+    }
+    if f < 7 {
+        files |= FILE_A << (f + 1);
+    }
+    let ahead = if color == Color::White {
+        if r == 7 { 0 } else { !0u64 << (8 * (r + 1)) }
+    } else {
+        (1u64 << (8 * r)) - 1
+    };
+    files & ahead
+}
+
+/// [`full_sides`], each term reported to `t`.
+pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
+    let occ = board.occupied();
+    let pawns = board.pieces(Piece::Pawn);
+    let attacks = [
+        Attacks::of(board, Color::White, occ),
+        Attacks::of(board, Color::Black, occ),
+    ];
+    let mut out = FullSides::default();
+    for color in [Color::White, Color::Black] {
+        let us = board.colors(color);
+        let them = board.colors(!color);
+        let our_pawns = (pawns & us).0;
+        let their_pawns = (pawns & them).0;
+        let ours = &attacks[color as usize];
+        let theirs = &attacks[!color as usize];
+        let area = BitBoard(!(us.0 | theirs.pawn));
+        let their_king = board.king(!color);
+        let zone = get_king_moves(their_king) | their_king.bitboard();
+        let c = color as usize;
+        let mut residual = Side::new(color, t);
+        let mut attack_units = 0i32;
+        let mut attackers = 0i32;
+        let their_majors = board.pieces(Piece::Rook) | board.pieces(Piece::Queen);
+        // Our pieces' squares of one colour: light squares are b1, d1, ..., a2, ...
+        const LIGHT: u64 = 0x55AA_55AA_55AA_55AA;
+        let seventh = if color == Color::White {
+            0xFFu64 << 48
+        } else {
+            0xFFu64 << 8
+        };
+
+        for &(piece, sq, att) in &ours.pieces[..ours.len] {
+            let p = piece as usize;
+            let mob = (att & area).len() as usize;
+            residual.add(
+                match piece {
+                    Piece::Knight => p!(KNIGHT_MOBILITY[mob]),
+                    Piece::Bishop => p!(BISHOP_MOBILITY[mob]),
+                    Piece::Rook => p!(ROOK_MOBILITY[mob]),
+                    _ => p!(QUEEN_MOBILITY[mob]),
+                },
+                1,
+            );
+            let hits = (att & zone).len() as i32;
+            if hits > 0 {
+                attackers += 1;
+                attack_units += KING_ATTACK_WEIGHT[p] * hits;
+            }
+            let bit = 1u64 << square(sq);
+            match piece {
+                Piece::Knight | Piece::Bishop => {
+                    if !(att & them & their_majors).is_empty() {
+                        residual.add(p!(THREAT_BY_MINOR_ON_MAJOR), 1);
+                    }
+                    let rel_rank = if color == Color::White {
+                        square(sq) / 8
+                    } else {
+                        7 - square(sq) / 8
+                    };
+                    if (3..=5).contains(&rel_rank)
+                        && ours.pawn & bit != 0
+                        && their_pawns & pawn_reach_ahead(square(sq), color) == 0
+                    {
+                        residual.add(
+                            if piece == Piece::Knight {
+                                p!(KNIGHT_OUTPOST)
+                            } else {
+                                p!(BISHOP_OUTPOST)
+                            },
+                            1,
+                        );
+                    }
+                    if piece == Piece::Bishop {
+                        let same = if bit & LIGHT != 0 { LIGHT } else { !LIGHT };
+                        residual.add(p!(BISHOP_PAWNS), (our_pawns & same).count_ones() as i32);
+                    }
                 }
-                if matches!(piece, Piece::Knight | Piece::Bishop)
-                    && !(att & them & their_majors).is_empty()
-                {
-                    residual.add(p!(THREAT_BY_MINOR_ON_MAJOR), 1);
-                }
-                if piece == Piece::Rook {
+                Piece::Rook => {
                     let file = FILE_A << (square(sq) % 8);
                     if file & our_pawns == 0 {
                         residual.add(
@@ -102,16 +198,62 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
                             1,
                         );
                     }
+                    if bit & seventh != 0 {
+                        residual.add(p!(ROOK_ON_SEVENTH), 1);
+                    }
                 }
+                _ => {}
             }
         }
-        // Threats: enemy non-pawn pieces attacked by our pawns.
+        // Threats: enemy non-pawn pieces attacked by our pawns; enemy pieces we attack that
+        // nothing of theirs defends; their queens under our rooks; a pawn push to a square
+        // their pawns do not hold (or ours do) that would attack a piece.
         let targets = (them & !board.pieces(Piece::Pawn) & !board.pieces(Piece::King)).0;
         residual.add(
             p!(THREAT_BY_PAWN),
-            (targets & our_pawn_att).count_ones() as i32,
+            (targets & ours.pawn).count_ones() as i32,
+        );
+        residual.add(
+            p!(HANGING),
+            (targets & ours.all & !theirs.all).count_ones() as i32,
+        );
+        let their_queens = board.colored_pieces(!color, Piece::Queen).0;
+        residual.add(
+            p!(THREAT_BY_ROOK_ON_QUEEN),
+            (their_queens & ours.by[Piece::Rook as usize]).count_ones() as i32,
+        );
+        let empty = !occ.0;
+        let pushed = if color == Color::White {
+            (our_pawns << 8) & empty
+        } else {
+            (our_pawns >> 8) & empty
+        } & (!theirs.pawn | ours.pawn);
+        residual.add(
+            p!(PAWN_PUSH_THREAT),
+            (pawn_attacks(pushed, color) & targets).count_ones() as i32,
         );
         trapped(board, color, &mut residual);
+
+        // King attack, the linear part: attack units, and squares from which each piece kind
+        // could give a check that nothing of theirs attacks.
+        if attackers >= 1 {
+            residual.add(p!(KING_ATTACK_UNITS), attack_units);
+        }
+        let safe = !(theirs.all | us.0);
+        let bishop_checks = get_bishop_moves(their_king, occ).0;
+        let rook_checks = get_rook_moves(their_king, occ).0;
+        let checks = [
+            get_knight_moves(their_king).0 & ours.by[Piece::Knight as usize],
+            bishop_checks & ours.by[Piece::Bishop as usize],
+            rook_checks & ours.by[Piece::Rook as usize],
+            (bishop_checks | rook_checks) & ours.by[Piece::Queen as usize],
+        ];
+        for (k, squares) in checks.into_iter().enumerate() {
+            let n = (squares & safe).count_ones() as i32;
+            if n > 0 {
+                residual.add(p!(SAFE_CHECK[k]), n);
+            }
+        }
         out.residual[c] = residual.s;
 
         // King attack: quadratic in accumulated units, only meaningful with 2+ attackers

@@ -1032,6 +1032,21 @@ impl<P: Probe> Worker<P> {
                         }
                         move_probe = Some(surprise_cell(board, depth, alpha - eval));
                     }
+                    // History pruning (switch `hp`): at low depth, a quiet move that has
+                    // failed in this context again and again is not worth a search. Before
+                    // futility (as Stockfish orders them): behind it, the moves it could
+                    // take were mostly gone already (2 firings in the depth-8 hold-out).
+                    if self.cfg.hist_prune
+                        && gated
+                        && lmr_depth <= HP_MAX_LMR_DEPTH
+                        && hist_score < -self.cfg.hp_margin * depth
+                    {
+                        if !self.shadowing(Mechanism::Hp) {
+                            self.stats.hist_prune += 1;
+                            continue;
+                        }
+                        move_probe.get_or_insert(surprise_cell(board, depth, alpha - eval));
+                    }
                     // Futility pruning at the parent: even an optimistic estimate of the
                     // move cannot reach alpha.
                     let efp_slack = match self.cfg.efp {
@@ -1063,19 +1078,6 @@ impl<P: Probe> Worker<P> {
                             continue;
                         }
                         move_probe.get_or_insert(surprise_cell(board, depth, slack));
-                    }
-                    // History pruning (switch `hp`): at low depth, a quiet move that has
-                    // failed in this context again and again is not worth a search.
-                    if self.cfg.hist_prune
-                        && gated
-                        && lmr_depth <= HP_MAX_LMR_DEPTH
-                        && hist_score < -self.cfg.hp_margin * depth
-                    {
-                        if !self.shadowing(Mechanism::Hp) {
-                            self.stats.hist_prune += 1;
-                            continue;
-                        }
-                        move_probe.get_or_insert(surprise_cell(board, depth, alpha - eval));
                     }
                     // SEE pruning of quiet moves that hang material at low depth.
                     if see_ok
