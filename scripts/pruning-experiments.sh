@@ -124,6 +124,9 @@ run hp 55 hp-on option.prune.hp=true hp-off option.prune.hp=false 2+0.02 30000 "
 # 28,665 by LMP: the moves it could take are the late quiets LMP skips first); hp512 prices the
 # margin at which it prunes about as often as LMP (27,155 against 50,104 in the same search).
 run hp512 57 hp512-on "option.prune.hp=true option.prune.hp-margin=512" hp-off option.prune.hp=false 2+0.02 30000 "elo0=0 elo1=10"
+# Capture history in capture ordering (a read of Ethereal, docs/chess/search.md): divisor 1
+# (history can outweigh a victim class) against the default 16 (MVV-LVA decides).
+run caphist 58 caphist-1 option.prune.caphist-div=1 caphist-16 option.prune.caphist-div=16 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33's bundle of items too small to resolve alone: draw handling (switch `draws`) and
 # 4-way hash buckets (HashWays 4), against the defaults, equal Hash on both sides.
 run bundle 56 draws-ways4 "option.prune.draws=true option.HashWays=4 option.Hash=16" default "option.Hash=16" 2+0.02 30000 "elo0=0 elo1=10"

@@ -873,7 +873,13 @@ impl<P: Probe> Worker<P> {
                 } else {
                     NULL_MOVE
                 };
-                let mut picker = MovePicker::new(tt_noisy, [NULL_MOVE; 2], NULL_MOVE, true);
+                let mut picker = MovePicker::new(
+                    tt_noisy,
+                    [NULL_MOVE; 2],
+                    NULL_MOVE,
+                    true,
+                    self.cfg.caphist_div,
+                );
                 while let Some((mv, _)) = picker.next(board, &self.hist, cont) {
                     if !see_ge(board, mv, pc_beta - static_eval) {
                         continue;
@@ -936,7 +942,13 @@ impl<P: Probe> Worker<P> {
 
         // Step 11. Move loop setup.
         let counter = self.hist.counter(cont[0]);
-        let mut picker = MovePicker::new(tt_move, self.hist.killers[ply], counter, false);
+        let mut picker = MovePicker::new(
+            tt_move,
+            self.hist.killers[ply],
+            counter,
+            false,
+            self.cfg.caphist_div,
+        );
         let original_alpha = alpha;
         let mut best = -INFINITE;
         let mut best_move = NULL_MOVE;
@@ -1428,7 +1440,13 @@ impl<P: Probe> Worker<P> {
         };
         let original_alpha = alpha;
         let tt_move = tte.map_or(NULL_MOVE, |e| e.mv);
-        let mut picker = MovePicker::new(tt_move, [NULL_MOVE; 2], NULL_MOVE, !in_check);
+        let mut picker = MovePicker::new(
+            tt_move,
+            [NULL_MOVE; 2],
+            NULL_MOVE,
+            !in_check,
+            self.cfg.caphist_div,
+        );
         let cont = self.cont_indices(ply);
         let mut best_move = NULL_MOVE;
         let mut searched = 0;

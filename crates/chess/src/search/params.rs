@@ -86,6 +86,10 @@ pub const HP_MAX_LMR_DEPTH: i32 = 3;
 /// `−HP_MARGIN · depth` is pruned.
 pub const HP_MARGIN: i32 = 2048;
 
+// --- Capture ordering ----------------------------------------------------------------------
+/// Capture history's divisor in a capture's ordering score (option `prune.caphist-div`).
+pub const CAPHIST_DIV: i32 = 16;
+
 // --- Singular extensions (switch `se`) ---------------------------------------------------
 /// Shallowest depth a hash move is tested for being singular.
 pub const SE_MIN_DEPTH: i32 = 8;

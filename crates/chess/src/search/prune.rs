@@ -411,6 +411,8 @@ pub struct PruneConfig {
     pub lmr_history_div: i32,
     pub probcut_margin: i32,
     pub hp_margin: i32,
+    /// Capture history's divisor in capture ordering (16: MVV-LVA decides).
+    pub caphist_div: i32,
     /// Risk knob: percent applied to every table allowance (100 = the schedule as written).
     pub risk: u32,
     pub tables: Arc<PruneTables>,
@@ -458,6 +460,7 @@ impl Default for PruneConfig {
             lmr_history_div: P::LMR_HISTORY_DIVISOR,
             probcut_margin: P::PROBCUT_MARGIN,
             hp_margin: P::HP_MARGIN,
+            caphist_div: P::CAPHIST_DIV,
             risk: 100,
             tables: PruneTables::embedded(),
         }
@@ -651,6 +654,12 @@ pub const SWITCHES: &[Switch] = &[
         draws,
         on_off,
         "draw handling: threefold before the root, repetition scores dithered ±1"
+    ),
+    switch!(
+        "caphist-div",
+        caphist_div,
+        range(1, 64),
+        "capture history's divisor in capture ordering (16: MVV-LVA decides; 1: history can outweigh a victim class)"
     ),
     // The search constants SPSA tunes (`tune(min, max, step)`); defaults in `params.rs`.
     switch!(
