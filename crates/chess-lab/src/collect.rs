@@ -1044,7 +1044,7 @@ mod tests {
 
     /// The newer mechanisms (issue 33) are shadowed alike: history pruning searched anyway
     /// gives exactly the tree without it, ProbCut that tree plus its own probe searches; both
-    /// fire, and live, both prune. Multi-cut, searched anyway, fires.
+    /// fire, and live, both change the tree. Multi-cut, searched anyway, fires.
     #[test]
     fn shadowed_newer_mechanisms_prune_nothing() {
         let pool = tiny_pool();
@@ -1052,7 +1052,9 @@ mod tests {
             |r: &ProbeRun| -> u64 { totals(&r.records, SURPRISE_CELLS).iter().map(|c| c.n).sum() };
         for (m, on, d) in [
             (Mechanism::ProbCut, "probcut=on", 7),
-            (Mechanism::Hp, "hp=on", 13),
+            // At its default margin history pruning may not fire at all in these short
+            // fresh-history searches (with the eval5 weights it does not): 512 makes it fire.
+            (Mechanism::Hp, "hp=on,hp-margin=512", 13),
         ] {
             let shadow = run_probe(
                 &pool,
@@ -1080,9 +1082,11 @@ mod tests {
                 shadow.nodes
             );
             assert_eq!(fired(&off), 0, "{m:?} recorded while off");
+            // Live, it cuts: the tree is another one (at a fixed depth a prune also changes
+            // what the hash table and histories hold, so not always a smaller one).
             let live = run_probe(&pool, &opts(d), &config(on).unwrap(), ProbeMode::Fh);
             assert!(
-                live.nodes < off.nodes,
+                live.nodes != off.nodes,
                 "{m:?}: {} vs {}",
                 live.nodes,
                 off.nodes

@@ -175,7 +175,8 @@ mod tests {
                 "`x` is not an integer",
             ),
             (
-                EMBEDDED.replacen("DOUBLED", "DOUBLE", 1),
+                // The data line, not a mention in a comment (the source paragraph may name it).
+                EMBEDDED.replacen("\nDOUBLED ", "\nDOUBLE ", 1),
                 "expected `DOUBLED mg eg`",
             ),
             (EMBEDDED.replacen(&tempo, "", 1), "entries, this engine has"),
