@@ -132,7 +132,8 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
         let mut attack_units = 0i32;
         let mut attackers = 0i32;
         let their_majors = board.pieces(Piece::Rook) | board.pieces(Piece::Queen);
-        // Our pieces' squares of one colour: light squares are b1, d1, ..., a2, ...
+        // One colour class of squares (a1, c1, ..., b2, ...: the dark ones; which class is
+        // which does not matter, a bishop's pawns are counted on its own class).
         const LIGHT: u64 = 0x55AA_55AA_55AA_55AA;
         let seventh = if color == Color::White {
             0xFFu64 << 48
