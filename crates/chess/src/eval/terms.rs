@@ -4,7 +4,7 @@
 
 use super::S;
 use super::params::p;
-use super::pawns::{FILE_A, pawn_attacks};
+use super::pawns::{FILE_A, front_span, passed_mask, pawn_attacks};
 use super::trace::{NoTrace, Side, Tracer};
 use crate::board::{BitBoard, Board, Color, Piece, Square};
 use cozy_chess::{get_bishop_moves, get_king_moves, get_knight_moves, get_rook_moves};
@@ -48,8 +48,7 @@ struct Attacks {
     /// (piece, square, attacked squares) of each knight, bishop, rook and queen.
     pieces: [(Piece, Square, BitBoard); MAX_PIECES],
     len: usize,
-    /// Squares attacked by pawns, by each piece kind (indexed by `Piece`), and by anything.
-    pawn: u64,
+    /// Squares attacked by each piece kind (indexed by `Piece`), and by anything.
     by: [u64; 6],
     all: u64,
 }
@@ -60,7 +59,6 @@ impl Attacks {
         let mut a = Attacks {
             pieces: [(Piece::Knight, Square::A1, BitBoard::EMPTY); MAX_PIECES],
             len: 0,
-            pawn,
             by: [0; 6],
             all: pawn,
         };
@@ -88,26 +86,6 @@ impl Attacks {
     }
 }
 
-/// Squares of the files beside `sq`'s, on the ranks in front of it from `color`'s view: where
-/// an enemy pawn could stand to attack `sq`, now or after advancing.
-fn pawn_reach_ahead(sq: usize, color: Color) -> u64 {
-    let f = sq % 8;
-    let r = sq / 8;
-    let mut files = 0u64;
-    if f > 0 {
-        files |= FILE_A << (f - 1);
-    }
-    if f < 7 {
-        files |= FILE_A << (f + 1);
-    }
-    let ahead = if color == Color::White {
-        if r == 7 { 0 } else { !0u64 << (8 * (r + 1)) }
-    } else {
-        (1u64 << (8 * r)) - 1
-    };
-    files & ahead
-}
-
 /// [`full_sides`], each term reported to `t`.
 pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
     let occ = board.occupied();
@@ -124,7 +102,7 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
         let their_pawns = (pawns & them).0;
         let ours = &attacks[color as usize];
         let theirs = &attacks[!color as usize];
-        let area = BitBoard(!(us.0 | theirs.pawn));
+        let area = BitBoard(!(us.0 | theirs.by[Piece::Pawn as usize]));
         let their_king = board.king(!color);
         let zone = get_king_moves(their_king) | their_king.bitboard();
         let c = color as usize;
@@ -170,8 +148,11 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
                         7 - square(sq) / 8
                     };
                     if (3..=5).contains(&rel_rank)
-                        && ours.pawn & bit != 0
-                        && their_pawns & pawn_reach_ahead(square(sq), color) == 0
+                        && ours.by[Piece::Pawn as usize] & bit != 0
+                        && their_pawns
+                            & passed_mask(square(sq), color)
+                            & !front_span(square(sq), color)
+                            == 0
                     {
                         residual.add(
                             if piece == Piece::Knight {
@@ -212,7 +193,7 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
         let targets = (them & !board.pieces(Piece::Pawn) & !board.pieces(Piece::King)).0;
         residual.add(
             p!(THREAT_BY_PAWN),
-            (targets & ours.pawn).count_ones() as i32,
+            (targets & ours.by[Piece::Pawn as usize]).count_ones() as i32,
         );
         residual.add(
             p!(HANGING),
@@ -228,7 +209,7 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
             (our_pawns << 8) & empty
         } else {
             (our_pawns >> 8) & empty
-        } & (!theirs.pawn | ours.pawn);
+        } & (!theirs.by[Piece::Pawn as usize] | ours.by[Piece::Pawn as usize]);
         residual.add(
             p!(PAWN_PUSH_THREAT),
             (pawn_attacks(pushed, color) & targets).count_ones() as i32,
