@@ -113,6 +113,9 @@ case " $WANT " in *" se-long "*) run se-long 52 se-on option.prune.se=true se-of
 # search, SPRT(0, 10) at 4+0.04. The net file is named, not the embedded default, so a resumed
 # match keeps its net whatever the build embeds later (net files are never rewritten).
 run nnue1 60 nnue-1 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-1.nnue" hce option.Eval=hce 4+0.04 30000 "elo0=0 elo1=10"
+# The second generation (H = 64, 11 chunks, 35,585 games): at 2+0.02 like issue 33's tests,
+# since the net is no slower than the hand evaluation (bench nps 1.1-1.2x).
+run nnue2 61 nnue-2 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-2.nnue" hce option.Eval=hce 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33: time management by the best move's share of the root nodes and by score drops
 # between iterations (switch `tm`), SPRT(0, 10) at 2+0.02 against the same binary without it.
 run tm 53 tm-on option.prune.tm=true tm-off option.prune.tm=false 2+0.02 30000 "elo0=0 elo1=10"

@@ -2,7 +2,9 @@
 //! engine's own checks (`bench`, `perft`, EPD `suite`). The laboratory that measures and
 //! calibrates it (`chess-lab`) drives the search through [`search::Probe`], whose engine
 //! implementation ([`search::NoProbe`]) compiles away.
-#![forbid(unsafe_code)]
+// No unsafe code, except the network's AVX2 kernels (`nnue::kernel`), which call
+// `#[target_feature]` functions after checking the CPU at run time.
+#![deny(unsafe_code)]
 
 pub mod bench;
 pub mod board;

@@ -113,6 +113,12 @@ impl Network {
         assert_eq!(ft_w.len(), INPUTS * hidden);
         assert_eq!(ft_b.len(), hidden);
         assert_eq!(out_w.len(), 2 * hidden * buckets);
+        // The output kernel multiplies `clamp(acc, 0, QA) · w` in `i16` (see `kernel`).
+        let out_max = (WEIGHT_CLIP * QB as f32).ceil() as i16;
+        assert!(
+            out_w.iter().all(|w| w.abs() <= out_max),
+            "output weight beyond ±{out_max}"
+        );
         Network {
             hidden,
             buckets,
@@ -256,7 +262,7 @@ impl Network {
         .clone()
     }
 
-    /// Add (`sign` = 1) or remove (−1) feature row `f` of the first layer to `acc`.
+    /// Add (`add`) or remove feature row `f` of the first layer to `acc` in place.
     #[inline]
     fn apply(&self, acc: &mut [i16], f: usize, add: bool) {
         let row = &self.ft_w[f * self.hidden..(f + 1) * self.hidden];
@@ -269,6 +275,13 @@ impl Network {
                 *a -= *w;
             }
         }
+    }
+
+    /// The first-layer row of feature `f`.
+    #[inline]
+    fn row(&self, f: u16) -> &[i16] {
+        let f = f as usize;
+        &self.ft_w[f * self.hidden..(f + 1) * self.hidden]
     }
 
     /// Both perspectives' accumulators of `board` from scratch (`acc` = white then black).
@@ -301,6 +314,39 @@ impl Network {
         }
     }
 
+    /// `dst = src` after the move's [`Delta`], both perspectives, in one pass over each half
+    /// (the search's update: reading the parent's accumulator once and writing the child's
+    /// once, instead of a copy and then a pass per changed feature).
+    #[inline]
+    pub fn update_from(&self, src: &[i16], dst: &mut [i16], d: &Delta) {
+        let h = self.hidden;
+        let (sw, sb) = src.split_at(h);
+        let (dw, db) = dst.split_at_mut(h);
+        let subs = &d.sub[..d.n_sub as usize];
+        let adds = &d.add[..d.n_add as usize];
+        for (persp, s, t) in [(false, sw, dw), (true, sb, db)] {
+            let f = |x: u16| if persp { flip(x) } else { x };
+            match (subs, adds) {
+                // A quiet move or a promotion without capture: one out, one in.
+                (&[s1], &[a1]) => kernel::sub_add(s, t, self.row(f(s1)), self.row(f(a1))),
+                // A capture (en passant too): two out, one in.
+                (&[s1, s2], &[a1]) => {
+                    kernel::sub2_add(s, t, self.row(f(s1)), self.row(f(s2)), self.row(f(a1)))
+                }
+                // Castling, the null move, anything else: copy, then feature by feature.
+                _ => {
+                    t.copy_from_slice(s);
+                    for &x in subs {
+                        self.apply(t, f(x) as usize, false);
+                    }
+                    for &x in adds {
+                        self.apply(t, f(x) as usize, true);
+                    }
+                }
+            }
+        }
+    }
+
     /// The output bucket of `board`.
     #[inline]
     pub fn bucket_of(&self, board: &Board) -> usize {
@@ -318,17 +364,7 @@ impl Network {
         };
         let h2 = 2 * self.hidden;
         let (w_us, w_them) = self.out_w[bucket * h2..(bucket + 1) * h2].split_at(self.hidden);
-        // Each term is at most 255² · 127 < 2³¹; the sum is taken in i64, so no width of the
-        // hidden layer can overflow it.
-        let half = |a: &[i16], w: &[i16]| -> i64 {
-            a.iter()
-                .zip(w)
-                .map(|(&x, &w)| {
-                    let v = i32::from(x).clamp(0, QA);
-                    i64::from(v * v * i32::from(w))
-                })
-                .sum()
-        };
+        let half = |a: &[i16], w: &[i16]| -> i64 { kernel::screlu_dot(a, w) };
         let sum = half(us, w_us) + half(them, w_them);
         let out = sum / i64::from(QA) + i64::from(self.out_b[bucket]);
         (out * i64::from(SCALE) / i64::from(QA * QB)) as i32
@@ -462,9 +498,7 @@ impl AccStack {
         for p in base + 1..=ply {
             let d = self.pending[p].take().expect("pending up to ply");
             let (before, after) = self.acc.split_at_mut(p * w);
-            let dst = &mut after[..w];
-            dst.copy_from_slice(&before[(p - 1) * w..]);
-            net.update(dst, &d);
+            net.update_from(&before[(p - 1) * w..], &mut after[..w], &d);
         }
         net.output(
             &self.acc[ply * w..(ply + 1) * w],
@@ -477,6 +511,122 @@ impl AccStack {
     pub fn slot(&self, ply: usize) -> &[i16] {
         let w = 2 * self.hidden;
         &self.acc[ply * w..(ply + 1) * w]
+    }
+}
+
+/// The hot loops of inference, written so the compiler vectorises them, and compiled twice on
+/// x86-64: for the build's baseline target and with AVX2, the copy chosen once at run time
+/// (`is_x86_feature_detected!`, cached by std). Both copies are the same Rust source, so they
+/// compute the same integers; `avx2_and_portable_kernels_agree` checks it on random data.
+#[allow(unsafe_code)]
+mod kernel {
+    /// `Σ clamp(a, 0, QA)² · w` over a half of the hidden layer. `v · w` fits an `i16`
+    /// (`255 · 127`, the loader refuses output weights beyond ±127), so the products pair up
+    /// as `pmaddwd` does (`(v·w) · v` summed two at a time in `i32`); each term is at most
+    /// `255² · 127 < 2²³`, so blocks of 256 terms are summed in `i32` without overflow and the
+    /// blocks in `i64`.
+    #[inline(always)]
+    fn screlu_dot_body(a: &[i16], w: &[i16]) -> i64 {
+        let mut total = 0i64;
+        for (ab, wb) in a.chunks(256).zip(w.chunks(256)) {
+            let s: i32 = ab
+                .iter()
+                .zip(wb)
+                .map(|(&x, &w)| {
+                    let v = x.clamp(0, super::QA as i16);
+                    i32::from(v.wrapping_mul(w)) * i32::from(v)
+                })
+                .sum();
+            total += i64::from(s);
+        }
+        total
+    }
+
+    #[inline(always)]
+    fn sub_add_body(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
+        for (((t, &s), &r), &a) in t.iter_mut().zip(s).zip(r).zip(a) {
+            *t = s - r + a;
+        }
+    }
+
+    #[inline(always)]
+    fn sub2_add_body(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
+        for ((((t, &s), &r1), &r2), &a) in t.iter_mut().zip(s).zip(r1).zip(r2).zip(a) {
+            *t = s - r1 - r2 + a;
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    mod avx2 {
+        #[target_feature(enable = "avx2")]
+        pub unsafe fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
+            super::screlu_dot_body(a, w)
+        }
+        #[target_feature(enable = "avx2")]
+        pub unsafe fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
+            super::sub_add_body(s, t, r, a)
+        }
+        #[target_feature(enable = "avx2")]
+        pub unsafe fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
+            super::sub2_add_body(s, t, r1, r2, a)
+        }
+    }
+
+    /// Whether the AVX2 copies run (x86-64 with AVX2 at run time).
+    #[inline]
+    pub fn avx2() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx2")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
+    #[inline]
+    pub fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: the CPU has AVX2 (checked at run time just above).
+            return unsafe { avx2::screlu_dot(a, w) };
+        }
+        screlu_dot_body(a, w)
+    }
+
+    #[inline]
+    pub fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: the CPU has AVX2 (checked at run time just above).
+            return unsafe { avx2::sub_add(s, t, r, a) };
+        }
+        sub_add_body(s, t, r, a)
+    }
+
+    #[inline]
+    pub fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: the CPU has AVX2 (checked at run time just above).
+            return unsafe { avx2::sub2_add(s, t, r1, r2, a) };
+        }
+        sub2_add_body(s, t, r1, r2, a)
+    }
+
+    /// The portable copies, for the test that both agree.
+    #[cfg(test)]
+    pub mod portable {
+        pub fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
+            super::screlu_dot_body(a, w)
+        }
+        pub fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
+            super::sub2_add_body(s, t, r1, r2, a)
+        }
+        pub fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
+            super::sub_add_body(s, t, r, a)
+        }
     }
 }
 
@@ -659,5 +809,53 @@ mod tests {
         // × 400 / (255·64) = 130 (integer division).
         assert_eq!(net.evaluate(&b), 5333 * 400 / (255 * 64));
         assert_eq!(net.evaluate(&b), 130);
+    }
+
+    #[test]
+    fn avx2_and_portable_kernels_agree() {
+        // Random accumulators over the whole i16 range (SCReLU clamps them) and weights within
+        // the loader's limits; widths that are not multiples of any vector length too.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for h in [1usize, 7, 32, 100, 256, 300, 1024] {
+            let a: Vec<i16> = (0..h).map(|_| next() as i16).collect();
+            let w: Vec<i16> = (0..h).map(|_| (next() % 255) as i16 - 127).collect();
+            let want: i64 = a
+                .iter()
+                .zip(&w)
+                .map(|(&a, &w)| {
+                    let v = i64::from(a.clamp(0, QA as i16));
+                    v * v * i64::from(w)
+                })
+                .sum();
+            assert_eq!(kernel::portable::screlu_dot(&a, &w), want, "h {h}");
+            assert_eq!(kernel::screlu_dot(&a, &w), want, "h {h}");
+            let small = |n: &mut dyn FnMut() -> u64| -> Vec<i16> {
+                (0..h).map(|_| (n() % 1001) as i16 - 500).collect()
+            };
+            let (s, r1, r2, ad) = (
+                small(&mut next),
+                small(&mut next),
+                small(&mut next),
+                small(&mut next),
+            );
+            let mut t1 = vec![0i16; h];
+            let mut t2 = vec![0i16; h];
+            kernel::sub2_add(&s, &mut t1, &r1, &r2, &ad);
+            kernel::portable::sub2_add(&s, &mut t2, &r1, &r2, &ad);
+            assert_eq!(t1, t2);
+            for i in 0..h {
+                assert_eq!(t1[i], s[i] - r1[i] - r2[i] + ad[i]);
+            }
+            kernel::sub_add(&s, &mut t1, &r1, &ad);
+            kernel::portable::sub_add(&s, &mut t2, &r1, &ad);
+            assert_eq!(t1, t2);
+            assert_eq!(t1[h - 1], s[h - 1] - r1[h - 1] + ad[h - 1]);
+        }
     }
 }
