@@ -86,11 +86,12 @@ pub struct BenchArgs {
           value_parser = clap::builder::PossibleValuesParser::new(["1", "2", "4"])
               .map(|s| s.parse::<usize>().expect("listed values are numbers")))]
     pub hash_ways: usize,
-    /// Research flag: the evaluation, `hce` (the hand evaluation) or `nnue` (UCI `Eval`). The
-    /// signature is defined with `hce`.
-    #[arg(long, value_name = "EVAL", default_value = "hce",
+    /// The evaluation, `nnue` (the learned one) or `hce` (the hand evaluation), as UCI `Eval`
+    /// [default: nnue; hce with --lazy-eval, whose tiers are the hand evaluation's]. The
+    /// signature is defined with `nnue` and the embedded net.
+    #[arg(long, value_name = "EVAL",
           value_parser = clap::builder::PossibleValuesParser::new(["hce", "nnue"]))]
-    pub eval: String,
+    pub eval: Option<String>,
     /// The network for --eval nnue (UCI `EvalFile`) [default: the net built into the engine].
     #[arg(long, value_name = "FILE")]
     pub eval_file: Option<std::path::PathBuf>,
@@ -100,6 +101,14 @@ impl BenchArgs {
     /// One line per position, then the evaluation exit breakdown, then
     /// `Bench: <nodes> nodes <nps> nps` (OpenBench parses the last line).
     pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let eval = match (self.eval.as_deref(), self.lazy_eval) {
+            (Some("nnue"), true) => anyhow::bail!(
+                "--lazy-eval: the lazy tiers are the hand evaluation's, not --eval nnue's"
+            ),
+            (Some(e), _) => e,
+            (None, true) => "hce",
+            (None, false) => "nnue",
+        };
         let lazy = if self.lazy_eval {
             Some(Arc::new(match &self.tables {
                 Some(p) => LazyMargins::load(p)?,
@@ -112,7 +121,7 @@ impl BenchArgs {
         prune
             .set_all(&self.set)
             .map_err(|e| anyhow::anyhow!("--set: {e}"))?;
-        let net = match (&self.eval_file, self.eval.as_str()) {
+        let net = match (&self.eval_file, eval) {
             (_, "hce") => None,
             (Some(p), _) => {
                 Some(Arc::new(chess::nnue::Network::load(p).map_err(|e| {

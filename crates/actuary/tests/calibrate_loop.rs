@@ -257,7 +257,8 @@ fn calibrate_tables_verify_loop() {
     writeln!(
         stdin,
         "setoption name LazyTables value {}\nsetoption name LazyTables value {}\n\
-         setoption name LazyEval value true\nposition startpos moves e2e4 e7e5\ngo depth 6",
+         setoption name LazyEval value true\nsetoption name Eval value hce\n\
+         position startpos moves e2e4 e7e5\ngo depth 6",
         s(&broken),
         s(&tables)
     )

@@ -310,8 +310,11 @@ pub struct RunResult {
 /// Search every position of `positions` (see the module docs).
 pub fn run_pool(positions: &[PoolPosition], cfg: &RunConfig) -> RunResult {
     let start = Instant::now();
+    // The lazy tiers and the residuals measured here are the hand evaluation's: search with
+    // it whatever the engine's default evaluation is.
     let opts = SearchOptions {
         lazy: cfg.lazy.clone(),
+        net: None,
         ..Default::default()
     };
     let how = PoolSearch {

@@ -52,7 +52,7 @@ pub const MAX_BUCKETS: usize = 16;
 
 /// The committed network, embedded at build time (its SHA-256, training data and
 /// hyper-parameters: data/chess/nets/README.md).
-pub const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-1.nnue");
+pub const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-2.nnue");
 /// The name of the embedded net in the `EvalFile` option.
 pub const EMBEDDED_NET_NAME: &str = "<embedded>";
 

@@ -283,8 +283,8 @@ pub struct Engine {
     lazy_eval: bool,
     /// UCI `LazyTables`: the margin tables used when `LazyEval` is on.
     tables: Arc<LazyMargins>,
-    /// UCI `Eval`: the learned evaluation (`nnue`) instead of the hand one (`hce`, the
-    /// default until an Elo test says otherwise).
+    /// UCI `Eval`: the learned evaluation (`nnue`, the default since `actuary-2.nnue` won its
+    /// SPRT against the hand evaluation) or the hand one (`hce`).
     use_net: bool,
     /// UCI `EvalFile`: the network `Eval nnue` uses.
     net: Arc<crate::nnue::Network>,
@@ -379,7 +379,7 @@ impl Engine {
             default_nodes: None,
             lazy_eval: false,
             tables: LazyMargins::embedded(),
-            use_net: false,
+            use_net: true,
             net: crate::nnue::Network::embedded(),
             prune: PruneConfig::default(),
             prune_files: [None, None],
@@ -528,7 +528,7 @@ impl Engine {
                 );
                 println!("option name LazyEval type check default false");
                 println!("option name LazyTables type string default {EMBEDDED_TABLES_NAME}");
-                println!("option name Eval type combo default hce var hce var nnue");
+                println!("option name Eval type combo default nnue var nnue var hce");
                 println!(
                     "option name EvalFile type string default {}",
                     crate::nnue::EMBEDDED_NET_NAME
@@ -823,6 +823,11 @@ impl Engine {
         // `go ponder`: search without limits until `ponderhit` (then the limits above,
         // counted from that moment) or `stop`.
         self.ponder = g.ponder.then(PonderHit::default);
+        if self.lazy_eval && self.use_net {
+            println!(
+                "info string LazyEval has no effect with Eval nnue: its tiers are the hand evaluation's (Eval hce)"
+            );
+        }
         let opts = SearchOptions {
             multipv: self.multipv,
             move_overhead_ms: self.move_overhead,

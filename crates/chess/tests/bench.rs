@@ -14,10 +14,14 @@ use chess::bench::{DEFAULT_BENCH_DEPTH, run_bench};
 /// Later on 2026-12-03: 12,547,077 → 12,129,743 when the eval5 weights became the evaluation,
 /// after their SPRT: +22.0 Elo [+7.3, +36.8], docs/tune/sprt-eval5-vs-eval1.json; every count
 /// below moved with it.)
-const BENCH_SIGNATURE: u64 = 12_129_743;
+/// 2026-12-04: 12,129,743 → 10,740,958 when the learned evaluation (`actuary-2.nnue`, embedded)
+/// became the default, after its SPRT against the hand evaluation
+/// (docs/pruning/games/nnue2.json); every count below moved with it. `Eval hce` searches
+/// the tree of 12,129,743 (`hand_evaluation_signature`).
+const BENCH_SIGNATURE: u64 = 10_740_958;
 
 /// The same with `--hash-ways 4`.
-const FOUR_WAY_SIGNATURE: u64 = 12_943_888;
+const FOUR_WAY_SIGNATURE: u64 = 11_535_000;
 
 /// `prune.gate=strict` (the seed's one gate: hash/killer/counter moves, checks and in-check
 /// nodes are never pruned; LMR reduces a gated-out quiet move one ply less) has its own count.
@@ -26,7 +30,7 @@ fn strict_gate_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("gate", "strict").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 13_088_404);
+    assert_eq!(r.nodes, 11_764_995);
 }
 
 /// `HashWays 4` (four-slot buckets, depth-and-age replacement) is a different search with its
@@ -50,13 +54,14 @@ fn bench_signature() {
 }
 
 /// `prune.se=off`: the search before singular extensions (issue 33; the default until their
-/// SPRT passed, 2026-12-03); 7,353,634 with the weights of that time, 6,467,355 with eval5.
+/// SPRT passed, 2026-12-03); 7,353,634 with the weights of that time, 6,467,355 with eval5,
+/// 5,826,633 with `actuary-2.nnue`.
 #[test]
 fn without_singular_extensions_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("se", "off").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 6_467_355);
+    assert_eq!(r.nodes, 5_826_633);
 }
 
 /// The tunable search constants (issue 33's SPSA inputs) default to the constants the
@@ -96,7 +101,7 @@ fn correction_history_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("corr", "on").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 10_949_036);
+    assert_eq!(r.nodes, 11_557_738);
 }
 
 /// `prune.probcut=on` and `prune.hp=on` (ProbCut and history pruning, issue 33): each its own
@@ -104,7 +109,7 @@ fn correction_history_signature() {
 /// table and the histories hold, so fewer or more nodes say nothing of its worth).
 #[test]
 fn probcut_and_history_pruning_signatures() {
-    for (switch, nodes) in [("probcut", 12_217_286), ("hp", 11_754_901)] {
+    for (switch, nodes) in [("probcut", 10_999_322), ("hp", 10_585_995)] {
         let mut cfg = chess::search::prune::PruneConfig::default();
         cfg.set(switch, "on").unwrap();
         let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
@@ -119,5 +124,17 @@ fn draw_handling_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("draws", "on").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 11_644_779);
+    assert_eq!(r.nodes, 10_980_476);
+}
+
+/// `Eval hce`: the hand evaluation's tree, the signature before the learned evaluation became
+/// the default (12,129,743 since the eval5 weights).
+#[test]
+fn hand_evaluation_signature() {
+    let opts = chess::search::smp::SearchOptions {
+        net: None,
+        ..Default::default()
+    };
+    let r = chess::bench::run_bench_opts(DEFAULT_BENCH_DEPTH, false, opts, 1).unwrap();
+    assert_eq!(r.nodes, 12_129_743);
 }

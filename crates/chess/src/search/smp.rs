@@ -59,7 +59,8 @@ pub struct SearchOptions {
     pub verbose: bool,
     /// Lazy evaluation exits with these margins (UCI `LazyEval`); `None` = off.
     pub lazy: Option<Arc<LazyMargins>>,
-    /// The learned evaluation (UCI `Eval nnue`); `None` = the hand evaluation.
+    /// The learned evaluation (UCI `Eval nnue`, the default: the embedded net); `None` = the
+    /// hand evaluation (UCI `Eval hce`).
     pub net: Option<Arc<crate::nnue::Network>>,
     /// Pruning switches and tables (UCI `prune.*` options, tools' `--set`).
     pub prune: super::prune::PruneConfig,
@@ -76,7 +77,7 @@ impl Default for SearchOptions {
             move_overhead_ms: DEFAULT_MOVE_OVERHEAD_MS,
             verbose: false,
             lazy: None,
-            net: None,
+            net: Some(crate::nnue::Network::embedded()),
             prune: super::prune::PruneConfig::default(),
             ponder: None,
             chess960: false,

@@ -1,0 +1,49 @@
+#!/bin/sh
+# Issue 33's gauntlet: actuary (target/release/actuary, its defaults) at 10+0.1 against
+# Ethereal 12 and Toga II (Debian: apt-get install ethereal-chess toga2), GAMES games against
+# each (default 200), `Hash` 64 MB for every engine, 2 games at a time, game pairs from
+# 2moves_v1.epd in seeded random order. Resumable: stop it at any time and run the same command
+# again (arbiter --resume reads OUT/gauntlet.pgn back; a finished match plays nothing).
+#
+# Usage (from the repository root, after cargo build --release -p actuary -p arbiter):
+#   sh scripts/gauntlet.sh OUT [GAMES]
+#   sh scripts/gauntlet.sh --checkpoint OUT
+# --checkpoint plays nothing: it writes docs/chess/gauntlet/gauntlet.pgn.gz (the PGN, gzipped)
+# and docs/chess/gauntlet/gauntlet.json (`arbiter --score` of it), each replaced atomically, so
+# a sitting's games survive the machine; run it (and commit) before a sitting ends. To resume on
+# another machine: zcat docs/chess/gauntlet/gauntlet.pgn.gz > OUT/gauntlet.pgn first.
+set -eu
+MODE=play
+if [ "${1:-}" = "--checkpoint" ]; then MODE=checkpoint; shift; fi
+OUT=${1:?usage: gauntlet.sh [--checkpoint] OUT [GAMES]}
+GAMES=${2:-200}
+ROOT=$(pwd)
+ACTUARY=$ROOT/target/release/actuary
+ARBITER=$ROOT/target/release/arbiter
+BOOK=$ROOT/data/chess/books/2moves_v1.epd
+ETHEREAL=${ETHEREAL:-/usr/games/ethereal-chess}
+TOGA=${TOGA:-/usr/games/toga2}
+for f in "$ACTUARY" "$ARBITER" "$BOOK"; do
+  [ -e "$f" ] || { echo "gauntlet: $f is missing (run from the repository root after building)" >&2; exit 2; }
+done
+mkdir -p "$OUT"
+if [ "$MODE" = checkpoint ]; then
+  dest=$ROOT/docs/chess/gauntlet
+  mkdir -p "$dest"
+  [ -s "$OUT/gauntlet.pgn" ] || { echo "gauntlet: no games in $OUT/gauntlet.pgn" >&2; exit 2; }
+  gzip -9 -n -c "$OUT/gauntlet.pgn" > "$dest/gauntlet.pgn.gz.tmp"
+  "$ARBITER" --score "$OUT/gauntlet.pgn" > "$dest/gauntlet.json.tmp"
+  mv "$dest/gauntlet.pgn.gz.tmp" "$dest/gauntlet.pgn.gz"
+  mv "$dest/gauntlet.json.tmp" "$dest/gauntlet.json"
+  echo "checkpoint: docs/chess/gauntlet/gauntlet.pgn.gz, gauntlet.json" >&2
+  exit 0
+fi
+for f in "$ETHEREAL" "$TOGA"; do
+  [ -x "$f" ] || { echo "gauntlet: $f is missing (apt-get install ethereal-chess toga2)" >&2; exit 2; }
+done
+exec "$ARBITER" \
+  --engine name=actuary cmd="$ACTUARY" option.Hash=64 \
+  --engine name=ethereal-12 cmd="$ETHEREAL" option.Hash=64 \
+  --engine name=toga2 cmd="$TOGA" option.Hash=64 \
+  --tc 10+0.1 --games "$GAMES" --concurrency 2 --book "$BOOK" --book-order random --seed 20 \
+  --pgn "$OUT/gauntlet.pgn" --report "$OUT/gauntlet.json" --resume
