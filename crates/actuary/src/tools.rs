@@ -103,7 +103,7 @@ impl BenchArgs {
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         let eval = match (self.eval.as_deref(), self.lazy_eval) {
             (Some("nnue"), true) => anyhow::bail!(
-                "--lazy-eval: the lazy tiers are the hand evaluation's, not --eval nnue's"
+                "--lazy-eval: the lazy tiers are the hand evaluation's: use --eval hce (the default with --lazy-eval), not --eval nnue"
             ),
             (Some(e), _) => e,
             (None, true) => "hce",

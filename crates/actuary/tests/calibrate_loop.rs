@@ -336,3 +336,52 @@ fn bad_inputs_name_file_and_line() {
         "symmetric",
     );
 }
+
+/// The lazy tiers are the hand evaluation's: with the default evaluation (the net) `LazyEval`
+/// says it does nothing and no evaluation exits early; `bench --lazy-eval` picks `--eval hce`
+/// by itself and refuses `--eval nnue`.
+#[test]
+fn lazy_eval_belongs_to_the_hand_evaluation() {
+    let mut uci = Command::new(ACTUARY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = uci.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        "setoption name LazyEval value true\nposition startpos\ngo depth 4"
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    for line in BufReader::new(uci.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let done = line.starts_with("bestmove ");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    writeln!(stdin, "quit").unwrap();
+    uci.wait().unwrap();
+    let stdout = seen.join("\n");
+    assert!(
+        stdout.contains("info string LazyEval has no effect with Eval nnue"),
+        "{stdout}"
+    );
+    let summary = seen
+        .iter()
+        .find(|l| l.starts_with("info string eval exits"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(summary.contains("super-lazy 0.0% lazy 0.0%"), "{summary}");
+    let bench = ok(&["bench", "3", "--lazy-eval"]);
+    let exits = bench
+        .lines()
+        .find(|l| l.starts_with("Eval exits:"))
+        .unwrap();
+    assert!(!exits.contains("super-lazy 0.0% lazy 0.0%"), "{exits}");
+    fails(
+        &["bench", "3", "--lazy-eval", "--eval", "nnue"],
+        "--eval hce",
+    );
+}
