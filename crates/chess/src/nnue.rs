@@ -114,9 +114,9 @@ impl Network {
         assert_eq!(ft_b.len(), hidden);
         assert_eq!(out_w.len(), 2 * hidden * buckets);
         // The output kernel multiplies `clamp(acc, 0, QA) · w` in `i16` (see `kernel`).
-        let out_max = (WEIGHT_CLIP * QB as f32).ceil() as i16;
+        let out_max = (WEIGHT_CLIP * QB as f32).ceil() as i32;
         assert!(
-            out_w.iter().all(|w| w.abs() <= out_max),
+            out_w.iter().all(|&w| i32::from(w).abs() <= out_max),
             "output weight beyond ±{out_max}"
         );
         Network {
