@@ -71,44 +71,51 @@ run() { # name seed candidate-name "candidate options" baseline-name "baseline o
     --tc "$tc" --games "$games" ${sprt:+--sprt $sprt} --concurrency "$C" --book "$BOOK" \
     --book-order random --seed "$s" --pgn "$OUT/$n.pgn" --report "$OUT/$n.json" --resume
 }
-run lmp 11 lmp-table "option.prune.gate=strict option.prune.lmp=table" lmp-formula "option.prune.gate=strict option.prune.lmp=formula"
-run fair 22 fair-lmp "option.prune.efp=off option.prune.lmp=table option.prune.lmp-wide=true" efp-lmp "option.prune.efp=formula option.prune.lmp=table"
-run efp 21 efp-tiers option.prune.efp=tiers efp-formula option.prune.efp=formula
-run rfpret-beta 23 rfp-beta option.prune.rfp-return=beta rfp-blend option.prune.rfp-return=blend
-run rfpret-margin 24 rfp-margin option.prune.rfp-return=margin rfp-blend option.prune.rfp-return=blend
-run rfpdepth 25 rfp-d10 option.prune.rfp-depth=10 rfp-d8 option.prune.rfp-depth=8
+# Experiments played before the learned evaluation became the default (2026-12-04) search with
+# the hand evaluation on both sides, so a resumed match keeps the engine its games were played
+# with; later ones run on the defaults (the net).
+run_hce() { # as run
+  n=$1; s=$2; cn=$3; co=$4; bn=$5; bo=$6; shift 6
+  run "$n" "$s" "$cn" "option.Eval=hce $co" "$bn" "option.Eval=hce $bo" "$@"
+}
+run_hce lmp 11 lmp-table "option.prune.gate=strict option.prune.lmp=table" lmp-formula "option.prune.gate=strict option.prune.lmp=formula"
+run_hce fair 22 fair-lmp "option.prune.efp=off option.prune.lmp=table option.prune.lmp-wide=true" efp-lmp "option.prune.efp=formula option.prune.lmp=table"
+run_hce efp 21 efp-tiers option.prune.efp=tiers efp-formula option.prune.efp=formula
+run_hce rfpret-beta 23 rfp-beta option.prune.rfp-return=beta rfp-blend option.prune.rfp-return=blend
+run_hce rfpret-margin 24 rfp-margin option.prune.rfp-return=margin rfp-blend option.prune.rfp-return=blend
+run_hce rfpdepth 25 rfp-d10 option.prune.rfp-depth=10 rfp-d8 option.prune.rfp-depth=8
 # lmp2 replays `lmp` on today's build: classic gate (the default), tuned weights, tables
 # recollected with them -- the diagnosis of why `final` lost. Both diagnostics are SPRTs
 # (stop at the decision, at most 1,000 games); the item-6 rows play their 1,000.
-run lmp2 35 lmp-table option.prune.lmp=table lmp-formula option.prune.lmp=formula 2+0.02 1000 "elo0=0 elo1=10"
+run_hce lmp2 35 lmp-table option.prune.lmp=table lmp-formula option.prune.lmp=formula 2+0.02 1000 "elo0=0 elo1=10"
 # tables: the alpha-side table the `lmp` and `fair` rows played (collected at 5ed062e: strict
 # gate, hand-set weights) against the embedded one (classic gate, tuned weights), both lmp=table.
-run tables 36 fh-5ed062e "option.prune.lmp=table option.prune.fh-table=$ROOT/docs/pruning/tables/fh-table-5ed062e.txt" fh-embedded option.prune.lmp=table 2+0.02 1000 "elo0=0 elo1=10"
+run_hce tables 36 fh-5ed062e "option.prune.lmp=table option.prune.fh-table=$ROOT/docs/pruning/tables/fh-table-5ed062e.txt" fh-embedded option.prune.lmp=table 2+0.02 1000 "elo0=0 elo1=10"
 # lmpunion: the table as an addition to the formula, not a replacement: the formula's move
 # counts, and any gated move the table is sure of before the count is reached (depth <= 10).
-run lmpunion 37 lmp-union option.prune.lmp=union lmp-formula option.prune.lmp=formula 2+0.02 1000 "elo0=0 elo1=10"
-run risk 26 risk-200 "option.prune.lmp=table option.prune.risk=200" risk-100 "option.prune.lmp=table option.prune.risk=100"
-run razor 27 razor-off option.prune.razor=false razor-on option.prune.razor=true
-run qfut 28 qfut-off option.prune.qfutility=false qfut-on option.prune.qfutility=true
-run nmp 29 nmp-off option.prune.nmp=false nmp-on option.prune.nmp=true
-run lmr 30 lmr-off option.prune.lmr=false lmr-on option.prune.lmr=true
-run see 31 see-off option.prune.see=false see-on option.prune.see=true
-run rfpoff 32 rfp-off option.prune.rfp=off rfp-formula option.prune.rfp=formula
-run lmpoff 33 lmp-off option.prune.lmp=off lmp-formula option.prune.lmp=formula
-run efpoff 34 efp-off option.prune.efp=off efp-formula option.prune.efp=formula
+run_hce lmpunion 37 lmp-union option.prune.lmp=union lmp-formula option.prune.lmp=formula 2+0.02 1000 "elo0=0 elo1=10"
+run_hce risk 26 risk-200 "option.prune.lmp=table option.prune.risk=200" risk-100 "option.prune.lmp=table option.prune.risk=100"
+run_hce razor 27 razor-off option.prune.razor=false razor-on option.prune.razor=true
+run_hce qfut 28 qfut-off option.prune.qfutility=false qfut-on option.prune.qfutility=true
+run_hce nmp 29 nmp-off option.prune.nmp=false nmp-on option.prune.nmp=true
+run_hce lmr 30 lmr-off option.prune.lmr=false lmr-on option.prune.lmr=true
+run_hce see 31 see-off option.prune.see=false see-on option.prune.see=true
+run_hce rfpoff 32 rfp-off option.prune.rfp=off rfp-formula option.prune.rfp=formula
+run_hce lmpoff 33 lmp-off option.prune.lmp=off lmp-formula option.prune.lmp=formula
+run_hce efpoff 34 efp-off option.prune.efp=off efp-formula option.prune.efp=formula
 # The final configuration (what the experiments above support) against the defaults. Edit FINAL
 # when an experiment changes what it should be; a match already begun must keep its options.
 FINAL="option.prune.efp=off option.prune.lmp=table option.prune.lmp-wide=true"
-run final 40 final "$FINAL" default "" 2+0.02 30000 "elo0=0 elo1=10"
+run_hce final 40 final "$FINAL" default "" 2+0.02 30000 "elo0=0 elo1=10"
 # `final` stopped for H0 after 320 games (2026-12-02, README): the 8+0.08 confirmation is only
 # for a candidate that passed, so it runs only when named (`... OUT 2 final-long`).
-case " $WANT " in *" final-long "*) run final-long 41 final "$FINAL" default "" 8+0.08 400 ;; esac
+case " $WANT " in *" final-long "*) run_hce final-long 41 final "$FINAL" default "" 8+0.08 400 ;; esac
 # Issue 33 (search techniques the engine lacked), each SPRT(0, 10) at 2+0.02 against the
 # build before it (the same binary with the technique's switch off), played to its decision.
-run se 50 se-on option.prune.se=true se-off option.prune.se=false 2+0.02 30000 "elo0=0 elo1=10"
-run corr 51 corr-on option.prune.corr=true corr-off option.prune.corr=false 2+0.02 30000 "elo0=0 elo1=10"
+run_hce se 50 se-on option.prune.se=true se-off option.prune.se=false 2+0.02 30000 "elo0=0 elo1=10"
+run_hce corr 51 corr-on option.prune.corr=true corr-off option.prune.corr=false 2+0.02 30000 "elo0=0 elo1=10"
 # `se` passed (H1, 2026-12-03): its confirmation at 8+0.08, 400 games, run only when named.
-case " $WANT " in *" se-long "*) run se-long 52 se-on option.prune.se=true se-off option.prune.se=false 8+0.08 400 ;; esac
+case " $WANT " in *" se-long "*) run_hce se-long 52 se-on option.prune.se=true se-off option.prune.se=false 8+0.08 400 ;; esac
 # Issue 34 (the learned evaluation): each generation's net against the hand evaluation, same
 # search, SPRT(0, 10) at 4+0.04. The net file is named, not the embedded default, so a resumed
 # match keeps its net whatever the build embeds later (net files are never rewritten).
@@ -118,11 +125,11 @@ run nnue1 60 nnue-1 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 run nnue2 61 nnue-2 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-2.nnue" hce option.Eval=hce 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33: time management by the best move's share of the root nodes and by score drops
 # between iterations (switch `tm`), SPRT(0, 10) at 2+0.02 against the same binary without it.
-run tm 53 tm-on option.prune.tm=true tm-off option.prune.tm=false 2+0.02 30000 "elo0=0 elo1=10"
+run_hce tm 53 tm-on option.prune.tm=true tm-off option.prune.tm=false 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33: ProbCut (switch `probcut`) and history pruning (switch `hp`), each SPRT(0, 10) at
 # 2+0.02 against the same binary without it.
-run probcut 54 probcut-on option.prune.probcut=true probcut-off option.prune.probcut=false 2+0.02 30000 "elo0=0 elo1=10"
-run hp 55 hp-on option.prune.hp=true hp-off option.prune.hp=false 2+0.02 30000 "elo0=0 elo1=10"
+run_hce probcut 54 probcut-on option.prune.probcut=true probcut-off option.prune.probcut=false 2+0.02 30000 "elo0=0 elo1=10"
+run_hce hp 55 hp-on option.prune.hp=true hp-off option.prune.hp=false 2+0.02 30000 "elo0=0 elo1=10"
 # hp at its default margin (2048) barely fires here (15 prunes in a depth-16 search against
 # 28,665 by LMP: the moves it could take are the late quiets LMP skips first); hp512 prices the
 # margin at which it prunes about as often as LMP (27,155 against 50,104 in the same search).

@@ -121,6 +121,9 @@ impl BenchArgs {
         prune
             .set_all(&self.set)
             .map_err(|e| anyhow::anyhow!("--set: {e}"))?;
+        if eval == "hce" && self.eval_file.is_some() {
+            anyhow::bail!("--eval-file: a network file needs --eval nnue (the evaluation is hce)");
+        }
         let net = match (&self.eval_file, eval) {
             (_, "hce") => None,
             (Some(p), _) => {

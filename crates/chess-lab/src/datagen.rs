@@ -144,11 +144,12 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DatagenError + '_ {
 impl DatagenArgs {
     fn settings(&self) -> String {
         format!(
-            "nodes={} random_plies={} seed={} book={}",
+            "nodes={} random_plies={} seed={} book={} eval={}",
             self.nodes,
             self.plies(),
             self.seed,
-            self.book.display()
+            self.book.display(),
+            chess::nnue::embedded_id()
         )
     }
 
@@ -281,6 +282,7 @@ fn game_block(
         start,
         a.nodes,
         &Adjudication::WINS_ONLY,
+        &chess::search::smp::SearchOptions::default(),
         worker,
         tt,
         |b, best, score, _| {

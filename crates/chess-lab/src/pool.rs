@@ -272,11 +272,13 @@ impl Adjudication {
 
 /// Play one game from `start` with `nodes` per move (one thread, `worker` and `tt` cleared
 /// first, so the game is a function of its inputs), calling `on_move(board, best, score,
-/// ply)` before each move is played (`score` from the side to move's view).
+/// ply)` before each move is played (`score` from the side to move's view). `opts` chooses
+/// the evaluation (the engine's default, the net; `net: None` for the hand evaluation).
 pub fn self_play(
     start: &Position,
     nodes: u64,
     adj: &Adjudication,
+    opts: &SearchOptions,
     worker: &mut Worker,
     tt: &Tt,
     mut on_move: impl FnMut(&Board, chess::board::Move, i32, u32),
@@ -285,7 +287,6 @@ pub fn self_play(
     worker.clear();
     tt.clear();
     let stop = AtomicBool::new(false);
-    let opts = SearchOptions::default();
     let limits = Limits {
         nodes: Some(nodes),
         ..Default::default()
@@ -324,7 +325,7 @@ pub fn self_play(
         let r = search(
             &pos,
             &limits,
-            &opts,
+            opts,
             std::slice::from_mut(worker),
             tt,
             &stop,
@@ -379,10 +380,16 @@ pub fn play_game(
     };
     let mut seen = [0usize; BUCKETS];
     let mut kept: [Vec<Candidate>; BUCKETS] = Default::default();
+    // Pools calibrate the hand evaluation's lazy tiers: its games are the hand evaluation's.
+    let hce = SearchOptions {
+        net: None,
+        ..Default::default()
+    };
     let end = self_play(
         &start,
         nodes,
         &Adjudication::WINS_ONLY,
+        &hce,
         worker,
         tt,
         |b, best, score, ply| {
@@ -420,7 +427,7 @@ const RAW_MAGIC: &str = "# actuary pool raw v1";
 
 fn raw_settings(a: &BuildArgs) -> String {
     format!(
-        "nodes={} per_game_bucket={} seed={} book={}",
+        "nodes={} per_game_bucket={} seed={} book={} eval=hce",
         a.nodes,
         a.per_game_bucket,
         a.split.seed,

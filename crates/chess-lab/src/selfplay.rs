@@ -268,6 +268,7 @@ pub fn play(
         &start,
         s.nodes,
         &s.adjudication,
+        &SearchOptions::default(),
         worker,
         tt,
         |b, best, score, ply| {

@@ -74,7 +74,8 @@ pub fn run_bench(depth: i32, verbose: bool) -> BenchResult {
         .expect("one way is a valid table")
 }
 
-/// Run the bench with lazy exits on the given margins (`None` = off).
+/// Run the bench with lazy exits on the given margins (`None` = off: the default evaluation,
+/// the net; with margins, the hand evaluation, whose tiers they are).
 pub fn run_bench_with(
     depth: i32,
     verbose: bool,
@@ -82,8 +83,15 @@ pub fn run_bench_with(
     prune: PruneConfig,
     hash_ways: usize,
 ) -> Result<BenchResult, crate::search::tt::TtError> {
+    // The lazy tiers are the hand evaluation's: with margins, search with it.
+    let net = if lazy.is_some() {
+        None
+    } else {
+        SearchOptions::default().net
+    };
     let opts = SearchOptions {
         lazy,
+        net,
         prune,
         ..Default::default()
     };

@@ -53,6 +53,16 @@ pub const MAX_BUCKETS: usize = 16;
 /// The committed network, embedded at build time (its SHA-256, training data and
 /// hyper-parameters: data/chess/nets/README.md).
 pub const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-2.nnue");
+/// The default evaluation's identity for files whose games it plays (`nnue:` and the embedded
+/// net's checksum): a resumed file refuses games of another evaluation.
+pub fn embedded_id() -> String {
+    let sum = &EMBEDDED_NET[EMBEDDED_NET.len() - 8..];
+    format!(
+        "nnue:{:016x}",
+        u64::from_le_bytes(sum.try_into().expect("8 bytes"))
+    )
+}
+
 /// The name of the embedded net in the `EvalFile` option.
 pub const EMBEDDED_NET_NAME: &str = "<embedded>";
 
