@@ -322,14 +322,7 @@ pub fn self_play(
             break;
         }
         stop.store(false, Relaxed);
-        let r = search(
-            &pos,
-            &limits,
-            opts,
-            std::slice::from_mut(worker),
-            tt,
-            &stop,
-        );
+        let r = search(&pos, &limits, opts, std::slice::from_mut(worker), tt, &stop);
         let Some(best) = r.best_move else { break };
         on_move(b, best, r.score, plies);
         decided = if r.score.abs() >= adj.win_score {
