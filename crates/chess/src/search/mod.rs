@@ -1040,6 +1040,9 @@ impl<P: Probe> Worker<P> {
                         if !self.shadowing(Mechanism::Lmp) {
                             self.stats.lmp += 1;
                             skip_quiets = formula_lmp;
+                            if skip_quiets {
+                                picker.skip_quiets();
+                            }
                             continue;
                         }
                         move_probe = Some(surprise_cell(board, depth, alpha - eval));
@@ -1173,6 +1176,7 @@ impl<P: Probe> Worker<P> {
             let root_nodes_before = self.nodes;
             let mut child = board.clone();
             child.play_unchecked(mv);
+            ctx.tt.prefetch(child.hash());
             self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
             self.push_net_move(ply + 1, board, mv);
             let new_depth = depth - 1 + ext;
@@ -1481,6 +1485,7 @@ impl<P: Probe> Worker<P> {
             }
             let mut child = board.clone();
             child.play_unchecked(mv);
+            ctx.tt.prefetch(child.hash());
             let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
             self.stack[ply].moved = piece_to(stm, piece, mv.to as usize);
             self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);

@@ -334,6 +334,27 @@ impl Tt {
             .store(self.age.load(Relaxed).wrapping_add(1) & 63, Relaxed);
     }
 
+    /// Start loading the cache line of `key`'s bucket, so that the probe after the move has
+    /// been made (the child's accumulator update and material in between) finds it in cache:
+    /// at 64 MB and beyond almost every probe is a miss to main memory. A hint only: it
+    /// changes no result (the bench signature is the same with and without it).
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let line: *const Line = &self.lines[self.bucket(key) / LINE_SLOTS];
+            // SAFETY: prefetching never faults and reads nothing into the program; the
+            // pointer is to a live element of `lines` in any case.
+            #[allow(unsafe_code)]
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(line.cast::<i8>())
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     /// First slot of `key`'s bucket. With one way this is the slot index the table always
     /// used (the key's high bits scaled to the slot count), so one-way tables are unchanged.
     #[inline]
