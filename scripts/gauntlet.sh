@@ -12,13 +12,15 @@
 # and docs/chess/gauntlet/gauntlet.json (`arbiter --score` of it), each replaced atomically, so
 # a sitting's games survive the machine; run it (and commit) before a sitting ends. To resume on
 # another machine: zcat docs/chess/gauntlet/gauntlet.pgn.gz > OUT/gauntlet.pgn first.
+# ACTUARY=PATH plays another binary (e.g. a copy, so that a rebuild during the gauntlet does
+# not change the engine between games).
 set -eu
 MODE=play
 if [ "${1:-}" = "--checkpoint" ]; then MODE=checkpoint; shift; fi
 OUT=${1:?usage: gauntlet.sh [--checkpoint] OUT [GAMES]}
 GAMES=${2:-200}
 ROOT=$(pwd)
-ACTUARY=$ROOT/target/release/actuary
+ACTUARY=${ACTUARY:-$ROOT/target/release/actuary}
 ARBITER=$ROOT/target/release/arbiter
 BOOK=$ROOT/data/chess/books/2moves_v1.epd
 ETHEREAL=${ETHEREAL:-/usr/games/ethereal-chess}
