@@ -477,7 +477,7 @@ mod tests {
                 };
                 // sometimes a move of the other side (illegal here, perhaps a capture there)
                 let other = all_moves(&board.null_move().unwrap_or_else(|| board.clone()));
-                let mut pick_any = |rng: &mut Lcg| match rng.below(5) {
+                let pick_any = |rng: &mut Lcg| match rng.below(5) {
                     0 => other[rng.below(other.len())].0,
                     _ => pick(rng),
                 };
