@@ -14,12 +14,23 @@
 # another machine: zcat docs/chess/gauntlet/gauntlet.pgn.gz > OUT/gauntlet.pgn first.
 # ACTUARY=PATH plays another binary (e.g. a copy, so that a rebuild during the gauntlet does
 # not change the engine between games).
+# SET=stockfish plays issue 34's third opponent instead, in its own files (OUT/gauntlet-stockfish.pgn,
+# docs/chess/gauntlet/gauntlet-stockfish.*): Stockfish (apt-get install stockfish) limited by
+# UCI_LimitStrength to UCI_Elo $SF_ELO (default 2600), Hash 64, same control, book and seed.
 set -eu
 MODE=play
 if [ "${1:-}" = "--checkpoint" ]; then MODE=checkpoint; shift; fi
 OUT=${1:?usage: gauntlet.sh [--checkpoint] OUT [GAMES]}
 GAMES=${2:-200}
 ROOT=$(pwd)
+SET=${SET:-ethereal-toga}
+case "$SET" in
+ethereal-toga) NAME=gauntlet ;;
+stockfish) NAME=gauntlet-stockfish ;;
+*) echo "gauntlet: SET=$SET is not a set (ethereal-toga or stockfish)" >&2; exit 2 ;;
+esac
+SF_ELO=${SF_ELO:-2600}
+STOCKFISH=${STOCKFISH:-/usr/games/stockfish}
 ACTUARY=${ACTUARY:-$ROOT/target/release/actuary}
 ARBITER=$ROOT/target/release/arbiter
 BOOK=$ROOT/data/chess/books/2moves_v1.epd
@@ -32,13 +43,22 @@ mkdir -p "$OUT"
 if [ "$MODE" = checkpoint ]; then
   dest=$ROOT/docs/chess/gauntlet
   mkdir -p "$dest"
-  [ -s "$OUT/gauntlet.pgn" ] || { echo "gauntlet: no games in $OUT/gauntlet.pgn" >&2; exit 2; }
-  gzip -9 -n -c "$OUT/gauntlet.pgn" > "$dest/gauntlet.pgn.gz.tmp"
-  "$ARBITER" --score "$OUT/gauntlet.pgn" > "$dest/gauntlet.json.tmp"
-  mv "$dest/gauntlet.pgn.gz.tmp" "$dest/gauntlet.pgn.gz"
-  mv "$dest/gauntlet.json.tmp" "$dest/gauntlet.json"
-  echo "checkpoint: docs/chess/gauntlet/gauntlet.pgn.gz, gauntlet.json" >&2
+  [ -s "$OUT/$NAME.pgn" ] || { echo "gauntlet: no games in $OUT/$NAME.pgn" >&2; exit 2; }
+  gzip -9 -n -c "$OUT/$NAME.pgn" > "$dest/$NAME.pgn.gz.tmp"
+  "$ARBITER" --score "$OUT/$NAME.pgn" > "$dest/$NAME.json.tmp"
+  mv "$dest/$NAME.pgn.gz.tmp" "$dest/$NAME.pgn.gz"
+  mv "$dest/$NAME.json.tmp" "$dest/$NAME.json"
+  echo "checkpoint: docs/chess/gauntlet/$NAME.pgn.gz, $NAME.json" >&2
   exit 0
+fi
+if [ "$SET" = stockfish ]; then
+  [ -x "$STOCKFISH" ] || { echo "gauntlet: $STOCKFISH is missing (apt-get install stockfish)" >&2; exit 2; }
+  exec "$ARBITER" \
+    --engine name=actuary cmd="$ACTUARY" option.Hash=64 \
+    --engine name="stockfish-elo$SF_ELO" cmd="$STOCKFISH" option.Hash=64 \
+    option.UCI_LimitStrength=true option.UCI_Elo="$SF_ELO" \
+    --tc 10+0.1 --games "$GAMES" --concurrency 2 --book "$BOOK" --book-order random --seed 20 \
+    --pgn "$OUT/$NAME.pgn" --report "$OUT/$NAME.json" --resume
 fi
 for f in "$ETHEREAL" "$TOGA"; do
   [ -x "$f" ] || { echo "gauntlet: $f is missing (apt-get install ethereal-chess toga2)" >&2; exit 2; }

@@ -140,3 +140,8 @@ run caphist 58 caphist-1 option.prune.caphist-div=1 caphist-16 option.prune.caph
 # Issue 33's bundle of items too small to resolve alone: draw handling (switch `draws`) and
 # 4-way hash buckets (HashWays 4), against the defaults, equal Hash on both sides.
 run bundle 56 draws-ways4 "option.prune.draws=true option.HashWays=4 option.Hash=16" default "option.Hash=16" 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 33, session 22: two refinements of late move reductions read from Stockfish, tested
+# together: one more ply for quiet moves when the hash move is a capture (`lmr-ttcap`), and the
+# re-search after a reduced search beat alpha one ply deeper or shallower by its margin
+# (`lmr-deeper`); against the same binary without them.
+run lmrplus 59 lmrplus "option.prune.lmr-ttcap=true option.prune.lmr-deeper=true" lmr-default "" 2+0.02 30000 "elo0=0 elo1=10"

@@ -86,6 +86,12 @@ pub struct TrainNetArgs {
     /// Continue the run saved in OUT.train-state (same data and settings).
     #[arg(long)]
     pub resume: bool,
+    /// Also score this network file on the hold-out positions (e.g. the embedded
+    /// data/chess/nets/actuary-2.nnue): the net a new one has to beat, on the same positions
+    /// and targets (a net trained on an earlier corpus never saw these games: the split is by
+    /// game id, so a game held out once stays held out as the corpus grows).
+    #[arg(long, value_name = "FILE")]
+    pub against: Option<PathBuf>,
 }
 
 // The flag parsers are the tuner's (one rule for both commands).
@@ -591,20 +597,27 @@ pub struct Data {
     pub train: Vec<Position>,
     pub hold: Vec<Position>,
     pub hold_hce: Vec<i32>,
+    /// The `against` network's evaluations of the hold-out positions (empty without one).
+    pub hold_net: Vec<i32>,
 }
 
 /// The loss of the hand evaluation on the hold-out positions (same target, same mapping).
 pub fn hce_loss(d: &Data, s: &Settings) -> f64 {
-    let total: f64 = d
-        .hold
+    eval_loss(&d.hold, &d.hold_hce, s)
+}
+
+/// The loss of fixed evaluations (centipawns, side to move's view) of `hold`, mapped to a
+/// win probability as the trainer maps its output.
+pub fn eval_loss(hold: &[Position], evals: &[i32], s: &Settings) -> f64 {
+    let total: f64 = hold
         .iter()
-        .zip(&d.hold_hce)
+        .zip(evals)
         .map(|(p, &e)| {
             let err = sigmoid(e as f32 / s.wdl_scale) - p.target(s.lambda, s.wdl_scale);
             f64::from(err * err)
         })
         .sum();
-    total / d.hold.len().max(1) as f64
+    total / hold.len().max(1) as f64
 }
 
 /// Load the corpus through the default filter, split by game.
@@ -613,18 +626,23 @@ pub fn load(
     holdout: f64,
     limit: Option<u64>,
     mirror: bool,
+    against: Option<&Network>,
 ) -> Result<Data, TrainError> {
     let loader = Loader {
         filter: Filter::default(),
         holdout_percent: holdout,
     };
-    let (mut train, mut hold, mut hold_hce) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut train, mut hold, mut hold_hce, mut hold_net) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for dir in dirs {
         loader.for_each(dir, |s, _| {
             let p = Position::new(&s.board, s.white_score, s.white_result);
             if is_holdout(s.game, holdout) {
                 hold.push(p);
                 hold_hce.push(chess::eval::eval_tier(&s.board, chess::eval::Tier::Full));
+                if let Some(net) = against {
+                    hold_net.push(net.evaluate(&s.board));
+                }
             } else if limit.is_none_or(|l| (train.len() as u64) < l) {
                 train.push(p);
                 let castling = [Color::White, Color::Black].iter().any(|&c| {
@@ -641,6 +659,7 @@ pub fn load(
         train,
         hold,
         hold_hce,
+        hold_net,
     })
 }
 
@@ -670,7 +689,20 @@ impl TrainNetArgs {
     pub fn run(&self) -> Result<ExitCode, crate::LabError> {
         let s = self.settings();
         let t0 = std::time::Instant::now();
-        let data = load(&self.corpus, self.holdout, self.limit, !self.no_mirror)?;
+        let against = match &self.against {
+            Some(path) => Some(Network::load(path).map_err(|message| TrainError::State {
+                path: path.clone(),
+                message,
+            })?),
+            None => None,
+        };
+        let data = load(
+            &self.corpus,
+            self.holdout,
+            self.limit,
+            !self.no_mirror,
+            against.as_ref(),
+        )?;
         let (train, hold) = (&data.train, &data.hold);
         if train.len() < 100 {
             return Err(TrainError::Data(format!(
@@ -688,6 +720,13 @@ impl TrainNetArgs {
             s.line(),
             hce_loss(&data, &s)
         );
+        if let Some(path) = &self.against {
+            eprintln!(
+                "train-net: {}'s hold-out loss {:.6} (the net to beat)",
+                path.display(),
+                eval_loss(hold, &data.hold_net, &s)
+            );
+        }
         let state_path = self.state_path();
         let mut tr = if self.resume {
             let bytes = std::fs::read(&state_path).map_err(|source| TrainError::Io {
@@ -864,6 +903,21 @@ mod tests {
                 .unwrap_err()
                 .contains("checksum")
         );
+    }
+
+    /// `--against`'s score: a fixed evaluation is mapped to a win probability as the
+    /// trainer maps its output (σ(cp / wdl-scale)), against the same target.
+    #[test]
+    fn a_fixed_evaluation_is_scored_like_the_trainer_output() {
+        let b = parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap();
+        let s = settings(1, 1); // λ = 0, wdl-scale 400
+        // Score 0, so the target is 0.5 whatever the result.
+        let hold = vec![Position::new(&b, 0, 1.0); 2];
+        assert_eq!(eval_loss(&hold, &[0, 0], &s), 0.0);
+        // σ(400 · ln 3 / 400) = 0.75: squared error 0.0625 for each.
+        let cp = (400.0 * 3f64.ln()).round() as i32; // 439
+        let l = eval_loss(&hold, &[cp, -cp], &s);
+        assert!((l - 0.0625).abs() < 5e-4, "{l}"); // (439 for 439.4 cp: 0.06240)
     }
 
     /// The float network and its quantised engine form agree to a few centipawns.

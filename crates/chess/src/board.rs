@@ -305,7 +305,9 @@ pub fn captured_piece(board: &Board, mv: Move) -> Option<Piece> {
 /// Does `mv` give check? Computed from attack sets without making the move (direct and
 /// discovered checks); rare special moves (castling, en passant) are made on a copy.
 pub fn gives_check(board: &Board, mv: Move) -> bool {
-    use cozy_chess::{get_bishop_moves, get_knight_moves, get_pawn_attacks, get_rook_moves};
+    use cozy_chess::{
+        get_bishop_moves, get_knight_moves, get_line_rays, get_pawn_attacks, get_rook_moves,
+    };
     if is_castle(board, mv) || is_en_passant(board, mv) {
         let mut b = board.clone();
         b.play_unchecked(mv);
@@ -328,10 +330,22 @@ pub fn gives_check(board: &Board, mv: Move) -> bool {
     if direct {
         return true;
     }
-    let ours = board.colors(stm) & !mv.from.bitboard() & !mv.to.bitboard();
-    let diag = (board.pieces(Piece::Bishop) | board.pieces(Piece::Queen)) & ours;
-    let line = (board.pieces(Piece::Rook) | board.pieces(Piece::Queen)) & ours;
-    !((get_bishop_moves(king, occ) & diag) | (get_rook_moves(king, occ) & line)).is_empty()
+    // A discovered check: only a piece that leaves the king's line can open it, and then only
+    // a slider of ours on that line, of the line's kind (our move: the king is not in check
+    // already). Most moves leave no line of the king, so most calls end on one table lookup.
+    let ray = get_line_rays(king, mv.from);
+    if ray.is_empty() {
+        return false;
+    }
+    let ours = board.colors(stm) & !mv.from.bitboard() & !mv.to.bitboard() & ray;
+    let queens = board.pieces(Piece::Queen);
+    if king.file() == mv.from.file() || king.rank() == mv.from.rank() {
+        let line = (board.pieces(Piece::Rook) | queens) & ours;
+        !line.is_empty() && !(get_rook_moves(king, occ) & line).is_empty()
+    } else {
+        let diag = (board.pieces(Piece::Bishop) | queens) & ours;
+        !diag.is_empty() && !(get_bishop_moves(king, occ) & diag).is_empty()
+    }
 }
 
 /// Does the side to move have any piece other than king and pawns? Null move is unsound without.
@@ -788,11 +802,25 @@ mod tests {
             "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
             "4k3/8/8/3pP3/8/8/8/R3K2R w KQ d6 0 2",
         ] {
-            let b = parse_fen(fen).unwrap();
-            for mv in legal_moves(&b) {
-                let mut c = b.clone();
-                c.play_unchecked(mv);
-                assert_eq!(gives_check(&b, mv), !c.checkers().is_empty(), "{fen} {mv}");
+            // Each position, then 40 random games of up to 120 plies from it: discovered
+            // checks along files, ranks and diagonals come up by the hundreds.
+            let start = parse_fen(fen).unwrap();
+            let mut rng = 0x2545_f491_4f6c_dd1du64;
+            for _ in 0..40 {
+                let mut b = start.clone();
+                for _ in 0..120 {
+                    let moves = legal_moves(&b);
+                    if moves.is_empty() {
+                        break;
+                    }
+                    for &mv in &moves {
+                        let mut c = b.clone();
+                        c.play_unchecked(mv);
+                        assert_eq!(gives_check(&b, mv), !c.checkers().is_empty(), "{b} {mv}");
+                    }
+                    rng = mix64(rng.wrapping_add(GOLDEN_GAMMA));
+                    b.play_unchecked(moves[(rng % moves.len() as u64) as usize]);
+                }
             }
         }
     }

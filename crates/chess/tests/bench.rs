@@ -117,6 +117,24 @@ fn probcut_and_history_pruning_signatures() {
     }
 }
 
+/// `prune.lmr-ttcap=on` and `prune.lmr-deeper=on` (issue 33, session 22): each its own count,
+/// and both together (the experiment `lmrplus`).
+#[test]
+fn lmr_refinement_signatures() {
+    for (switches, nodes) in [
+        (&["lmr-ttcap"][..], 10_408_641),
+        (&["lmr-deeper"][..], 9_343_117),
+        (&["lmr-ttcap", "lmr-deeper"][..], 7_874_639),
+    ] {
+        let mut cfg = chess::search::prune::PruneConfig::default();
+        for s in switches {
+            cfg.set(s, "on").unwrap();
+        }
+        let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
+        assert_eq!(r.nodes, nodes, "{switches:?} on");
+    }
+}
+
 /// `prune.draws=on` (draw handling, issue 33): the bench positions have no game history, so
 /// only the ±1 dithering of repetition draws changes the tree; its own count.
 #[test]

@@ -961,6 +961,7 @@ impl<P: Probe> Worker<P> {
         let mut n_noisy = 0;
         let mut moves_seen = 0u32;
         let killers = self.hist.killers[ply];
+        let tt_noisy = tt_move != NULL_MOVE && is_tactical(board, tt_move);
 
         while let Some((mv, order)) = picker.next(board, &self.hist, cont) {
             if (root && self.root_excluded.contains(&mv)) || mv == excluded {
@@ -1179,7 +1180,7 @@ impl<P: Probe> Worker<P> {
             ctx.tt.prefetch(child.hash());
             self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
             self.push_net_move(ply + 1, board, mv);
-            let new_depth = depth - 1 + ext;
+            let mut new_depth = depth - 1 + ext;
             self.stack[ply].moved = pt;
             self.keys.push(key);
             searched += 1;
@@ -1205,7 +1206,7 @@ impl<P: Probe> Worker<P> {
                         Gate::Strict => (quiet && !gated) as i32,
                         Gate::Classic => refutation as i32 + gives_check as i32,
                     },
-                );
+                ) + (self.cfg.lmr_ttcap && quiet && tt_noisy) as i32;
                 let reduced = (new_depth - r).clamp(1, new_depth.max(1));
                 score =
                     -self.negamax::<false>(ctx, &child, -alpha - 1, -alpha, reduced, ply + 1, true);
@@ -1217,6 +1218,12 @@ impl<P: Probe> Worker<P> {
                     && !self.stopped;
                 if recheck {
                     move_probe = Some(surprise_cell_plies(board, depth, new_depth - reduced));
+                }
+                // The reduced search beat alpha: by far (search deeper than planned) or barely
+                // (shallower). `best` is a searched move's score: this is not the first move.
+                if self.cfg.lmr_deeper && score > alpha && reduced < new_depth {
+                    new_depth += (score > best + 43 + 2 * new_depth) as i32;
+                    new_depth -= (score < best + 9) as i32;
                 }
                 if (score > alpha || recheck) && reduced < new_depth {
                     score = -self.negamax::<false>(

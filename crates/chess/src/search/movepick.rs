@@ -21,6 +21,7 @@ use super::history::{History, PieceTo, piece_to};
 use super::see::see_ge;
 use crate::board::{Board, MAX_MOVES, Move, NULL_MOVE, Piece, Rank, Square, captured_piece};
 use crate::eval::pst::SEE_VALUE;
+use cozy_chess::PieceMoves;
 
 const GOOD_NOISY: i32 = 2_000_000;
 const KILLER_0: i32 = 1_000_002;
@@ -36,7 +37,20 @@ pub fn is_bad_noisy_score(score: i32) -> bool {
 }
 
 /// Generate captures, en passant and queen promotions only (for quiescence).
-pub fn generate_noisy(board: &Board, mut push: impl FnMut(Move, Piece)) {
+pub fn generate_noisy(board: &Board, push: impl FnMut(Move, Piece)) {
+    generate_split(board, |_| {}, push);
+}
+
+/// One legal move generation, split: every piece's whole move set goes to `all` (as cozy-chess
+/// gives it, in generation order), and its captures, en passant and queen promotions to
+/// `noisy` one by one. The picker keeps the sets and takes its quiet moves from them later,
+/// so a node that reaches its quiets does not generate its legal moves a second time.
+#[inline]
+fn generate_split(
+    board: &Board,
+    mut all: impl FnMut(PieceMoves),
+    mut noisy: impl FnMut(Move, Piece),
+) {
     let stm = board.side_to_move();
     let them = board.colors(!stm);
     let promo_rank = Rank::Eighth.relative_to(stm).bitboard();
@@ -45,6 +59,7 @@ pub fn generate_noisy(board: &Board, mut push: impl FnMut(Move, Piece)) {
         .map(|f| Square::new(f, Rank::Sixth.relative_to(stm)).bitboard())
         .unwrap_or_default();
     board.generate_moves(|mut pm| {
+        all(pm);
         if pm.piece == Piece::Pawn {
             pm.to &= them | ep | promo_rank;
         } else {
@@ -53,7 +68,7 @@ pub fn generate_noisy(board: &Board, mut push: impl FnMut(Move, Piece)) {
         let piece = pm.piece;
         for mv in pm {
             if matches!(mv.promotion, None | Some(Piece::Queen)) {
-                push(mv, piece);
+                noisy(mv, piece);
             }
         }
         false
@@ -87,6 +102,9 @@ pub struct MovePicker {
     /// Noisy moves in `list[..noisy_end]` (those picked so far in pick order, a losing one
     /// re-scored as [`BAD_NOISY`] + its key), then quiets and under-promotions.
     list: ArrayVec<Entry, MAX_MOVES>,
+    /// The legal move sets of the noisy stage's generation, kept for the quiet stage (the main
+    /// search only; one per piece that can move, so at most 16, plus room for a spare).
+    sets: ArrayVec<PieceMoves, 32>,
     /// The next unpicked entry of the current stage.
     idx: usize,
     noisy_end: usize,
@@ -114,6 +132,7 @@ impl MovePicker {
     ) -> Self {
         Self {
             list: ArrayVec::new(),
+            sets: ArrayVec::new(),
             idx: 0,
             noisy_end: 0,
             bad_idx: 0,
@@ -261,8 +280,14 @@ impl MovePicker {
         let them = board.colors(!stm);
         let tt = self.tt_move;
         let cap_div = self.cap_div;
-        let list = &mut self.list;
-        generate_noisy(board, |mv, piece| {
+        let keep_sets = !self.noisy_only;
+        let (list, sets) = (&mut self.list, &mut self.sets);
+        let keep = |pm: PieceMoves| {
+            if keep_sets {
+                sets.push(pm);
+            }
+        };
+        generate_split(board, keep, |mv, piece| {
             if mv == tt {
                 return;
             }
@@ -293,8 +318,16 @@ impl MovePicker {
         let tt = self.tt_move;
         let (killers, counter, skip) = (self.killers, self.counter, self.skip_quiets);
         let list = &mut self.list;
-        board.generate_moves(|pm| {
+        for &pm in &self.sets {
             let piece = pm.piece;
+            let mut pm = pm;
+            if piece != Piece::Pawn {
+                // (a piece's captures were the noisy stage's; skipping them here keeps the order)
+                if skip {
+                    continue;
+                }
+                pm.to &= !them;
+            }
             for mv in pm {
                 let score = match mv.promotion {
                     Some(Piece::Queen) => continue,
@@ -320,8 +353,7 @@ impl MovePicker {
                     list.push(Entry { mv, score });
                 }
             }
-            false
-        });
+        }
     }
 }
 

@@ -392,6 +392,12 @@ pub struct PruneConfig {
     /// Draw handling: a position seen once before the root is not yet a draw (threefold),
     /// and repetition draws score ±1 by node count (off until games support it).
     pub draws: bool,
+    /// One more ply of reduction for a quiet move when the hash move is a capture or a
+    /// promotion (the node's best move is likely tactical; off until games support it).
+    pub lmr_ttcap: bool,
+    /// After a reduced search beat alpha, re-search one ply deeper when it beat the best
+    /// score by far, one shallower when barely (off until games support it).
+    pub lmr_deeper: bool,
     /// The search constants SPSA may tune (defaults: the constants of `params.rs`).
     pub aspiration_delta: i32,
     pub rfp_margin: i32,
@@ -442,6 +448,8 @@ impl Default for PruneConfig {
             probcut: false,
             hist_prune: false,
             draws: false,
+            lmr_ttcap: false,
+            lmr_deeper: false,
             aspiration_delta: P::ASPIRATION_DELTA,
             rfp_margin: P::RFP_MARGIN_PER_DEPTH,
             rfp_improving: P::RFP_IMPROVING_BONUS,
@@ -654,6 +662,18 @@ pub const SWITCHES: &[Switch] = &[
         draws,
         on_off,
         "draw handling: threefold before the root, repetition scores dithered ±1"
+    ),
+    switch!(
+        "lmr-ttcap",
+        lmr_ttcap,
+        on_off,
+        "late move reductions: one more ply for quiet moves when the hash move is a capture"
+    ),
+    switch!(
+        "lmr-deeper",
+        lmr_deeper,
+        on_off,
+        "late move reductions: the re-search after a fail high goes deeper or shallower by its margin"
     ),
     switch!(
         "caphist-div",
