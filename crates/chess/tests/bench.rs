@@ -18,10 +18,13 @@ use chess::bench::{DEFAULT_BENCH_DEPTH, run_bench};
 /// became the default, after its SPRT against the hand evaluation
 /// (docs/pruning/games/nnue2.json); every count below moved with it. `Eval hce` searches
 /// the tree of 12,129,743 (`hand_evaluation_signature`).
-const BENCH_SIGNATURE: u64 = 11_247_858;
+/// 2026-12-04: 10,740,958 → 11,247,858 with the staged move picker (docs/chess/sprt/picker-staged.json);
+/// then → 7,874,639 when `lmr-ttcap` and `lmr-deeper` became the default after their SPRT
+/// (+17.3 Elo, docs/pruning/games/lmrplus.json); every count below moved with it.
+const BENCH_SIGNATURE: u64 = 7_874_639;
 
 /// The same with `--hash-ways 4`.
-const FOUR_WAY_SIGNATURE: u64 = 11_806_461;
+const FOUR_WAY_SIGNATURE: u64 = 7_199_746;
 
 /// `prune.gate=strict` (the seed's one gate: hash/killer/counter moves, checks and in-check
 /// nodes are never pruned; LMR reduces a gated-out quiet move one ply less) has its own count.
@@ -30,7 +33,7 @@ fn strict_gate_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("gate", "strict").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 11_911_250);
+    assert_eq!(r.nodes, 8_680_564);
 }
 
 /// `HashWays 4` (four-slot buckets, depth-and-age replacement) is a different search with its
@@ -61,7 +64,7 @@ fn without_singular_extensions_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("se", "off").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 5_940_622);
+    assert_eq!(r.nodes, 4_708_331);
 }
 
 /// The tunable search constants (issue 33's SPSA inputs) default to the constants the
@@ -101,7 +104,7 @@ fn correction_history_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("corr", "on").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 11_481_844);
+    assert_eq!(r.nodes, 7_998_536);
 }
 
 /// `prune.probcut=on` and `prune.hp=on` (ProbCut and history pruning, issue 33): each its own
@@ -109,7 +112,7 @@ fn correction_history_signature() {
 /// table and the histories hold, so fewer or more nodes say nothing of its worth).
 #[test]
 fn probcut_and_history_pruning_signatures() {
-    for (switch, nodes) in [("probcut", 10_949_745), ("hp", 10_603_324)] {
+    for (switch, nodes) in [("probcut", 8_274_886), ("hp", 8_383_154)] {
         let mut cfg = chess::search::prune::PruneConfig::default();
         cfg.set(switch, "on").unwrap();
         let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
@@ -117,21 +120,22 @@ fn probcut_and_history_pruning_signatures() {
     }
 }
 
-/// `prune.lmr-ttcap=on` and `prune.lmr-deeper=on` (issue 33, session 22): each its own count,
-/// and both together (the experiment `lmrplus`).
+/// `prune.lmr-ttcap` and `prune.lmr-deeper` (issue 33, session 22; the default since their
+/// SPRT, docs/pruning/games/lmrplus.json): each turned off has its own count, and both off
+/// give the signature of the build before them (11,247,858).
 #[test]
 fn lmr_refinement_signatures() {
     for (switches, nodes) in [
-        (&["lmr-ttcap"][..], 10_408_641),
-        (&["lmr-deeper"][..], 9_343_117),
-        (&["lmr-ttcap", "lmr-deeper"][..], 7_874_639),
+        (&["lmr-ttcap"][..], 9_343_117),
+        (&["lmr-deeper"][..], 10_408_641),
+        (&["lmr-ttcap", "lmr-deeper"][..], 11_247_858),
     ] {
         let mut cfg = chess::search::prune::PruneConfig::default();
         for s in switches {
-            cfg.set(s, "on").unwrap();
+            cfg.set(s, "off").unwrap();
         }
         let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-        assert_eq!(r.nodes, nodes, "{switches:?} on");
+        assert_eq!(r.nodes, nodes, "{switches:?} off");
     }
 }
 
@@ -142,11 +146,11 @@ fn draw_handling_signature() {
     let mut cfg = chess::search::prune::PruneConfig::default();
     cfg.set("draws", "on").unwrap();
     let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-    assert_eq!(r.nodes, 11_341_581);
+    assert_eq!(r.nodes, 7_935_312);
 }
 
 /// `Eval hce`: the hand evaluation's tree, the signature before the learned evaluation became
-/// the default (12,129,743 since the eval5 weights).
+/// the default (12,129,743 since the eval5 weights; 8,943,994 since `lmr-ttcap` and `lmr-deeper`).
 #[test]
 fn hand_evaluation_signature() {
     let opts = chess::search::smp::SearchOptions {
@@ -154,5 +158,5 @@ fn hand_evaluation_signature() {
         ..Default::default()
     };
     let r = chess::bench::run_bench_opts(DEFAULT_BENCH_DEPTH, false, opts, 1).unwrap();
-    assert_eq!(r.nodes, 11_925_199);
+    assert_eq!(r.nodes, 8_943_994);
 }

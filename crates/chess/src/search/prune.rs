@@ -393,10 +393,10 @@ pub struct PruneConfig {
     /// and repetition draws score ±1 by node count (off until games support it).
     pub draws: bool,
     /// One more ply of reduction for a quiet move when the hash move is a capture or a
-    /// promotion (the node's best move is likely tactical; off until games support it).
+    /// promotion (the node's best move is likely tactical).
     pub lmr_ttcap: bool,
     /// After a reduced search beat alpha, re-search one ply deeper when it beat the best
-    /// score by far, one shallower when barely (off until games support it).
+    /// score by far, one shallower when barely.
     pub lmr_deeper: bool,
     /// The search constants SPSA may tune (defaults: the constants of `params.rs`).
     pub aspiration_delta: i32,
@@ -448,8 +448,10 @@ impl Default for PruneConfig {
             probcut: false,
             hist_prune: false,
             draws: false,
-            lmr_ttcap: false,
-            lmr_deeper: false,
+            // On since 2026-12-04 (together: SPRT +17.3 Elo, H1 after 1,408 games,
+            // docs/pruning/games/lmrplus.json).
+            lmr_ttcap: true,
+            lmr_deeper: true,
             aspiration_delta: P::ASPIRATION_DELTA,
             rfp_margin: P::RFP_MARGIN_PER_DEPTH,
             rfp_improving: P::RFP_IMPROVING_BONUS,
