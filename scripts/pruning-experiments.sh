@@ -123,6 +123,9 @@ run nnue1 60 nnue-1 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 # The second generation (H = 64, 11 chunks, 35,585 games): at 2+0.02 like issue 33's tests,
 # since the net is no slower than the hand evaluation (bench nps 1.1-1.2x).
 run nnue2 61 nnue-2 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-2.nnue" hce option.Eval=hce 2+0.02 30000 "elo0=0 elo1=10"
+# The third generation (H = 64, chunks 1-13) against the second (the embedded default), both
+# named by file, same binary and search: each new net is priced against the last.
+run nnue3 62 nnue-3 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-3.nnue" nnue-2 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-2.nnue" 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33: time management by the best move's share of the root nodes and by score drops
 # between iterations (switch `tm`), SPRT(0, 10) at 2+0.02 against the same binary without it.
 run_hce tm 53 tm-on option.prune.tm=true tm-off option.prune.tm=false 2+0.02 30000 "elo0=0 elo1=10"
