@@ -284,7 +284,8 @@ pub struct Engine {
     /// UCI `LazyTables`: the margin tables used when `LazyEval` is on.
     tables: Arc<LazyMargins>,
     /// UCI `Eval`: the learned evaluation (`nnue`, the default since `actuary-2.nnue` won its
-    /// SPRT against the hand evaluation) or the hand one (`hce`).
+    /// SPRT against the hand evaluation; `actuary-3.nnue` is embedded since it won its SPRT
+    /// against the second) or the hand one (`hce`).
     use_net: bool,
     /// UCI `EvalFile`: the network `Eval nnue` uses.
     net: Arc<crate::nnue::Network>,
