@@ -103,7 +103,7 @@ pub struct MovePicker {
     /// re-scored as [`BAD_NOISY`] + its key), then quiets and under-promotions.
     list: ArrayVec<Entry, MAX_MOVES>,
     /// The legal move sets of the noisy stage's generation, kept for the quiet stage (the main
-    /// search only; one per piece that can move, so at most 16, plus room for a spare).
+    /// search only; one per piece that can move, plus one per en-passant capturer: at most 18).
     sets: ArrayVec<PieceMoves, 32>,
     /// The next unpicked entry of the current stage.
     idx: usize,
