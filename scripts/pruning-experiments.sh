@@ -149,3 +149,13 @@ run bundle 56 draws-ways4 "option.prune.draws=true option.HashWays=4 option.Hash
 # (`lmr-deeper`); against the same binary without them. H1 (+17.3 Elo after 1,408 games,
 # 2026-12-04): both are the default since, so the baseline names them off (as it played).
 run lmrplus 59 lmrplus "option.prune.lmr-ttcap=true option.prune.lmr-deeper=true" lmr-default "option.prune.lmr-ttcap=false option.prune.lmr-deeper=false" 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 34, session 23: the network's evaluation damped toward a draw by the fifty-move counter
+# (switch `rule50`: eval · (200 − halfmove clock) / 200), against the same binary without it.
+run rule50 63 rule50-on option.prune.rule50=true rule50-off option.prune.rule50=false 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 34, item 3: the network's lazy exits (UCI LazyEval with Eval nnue: the material + PSQT
+# score decides a quiescence stand-pat far outside the window, margins from `actuary calibrate
+# net-residual`, data/chess/net-lazy-margins.txt), against the same binary without them.
+run netlazy 64 netlazy-on option.LazyEval=true netlazy-off option.LazyEval=false 2+0.02 30000 "elo0=0 elo1=10"
+# Razoring measured against the net (docs/chess/net-margins.md): its surprise rate is 1.7x the
+# hand evaluation's and does not fall with slack; off against on.
+run razornet 65 razor-off option.prune.razor=false razor-on option.prune.razor=true 2+0.02 30000 "elo0=0 elo1=10"

@@ -73,7 +73,9 @@ pub struct BenchArgs {
     /// is defined with them off.
     #[arg(long)]
     pub lazy_eval: bool,
-    /// Margin tables for --lazy-eval [default: the tables built into the engine].
+    /// Margin tables for --lazy-eval: the hand evaluation's (`actuary calibrate tables`) with
+    /// `--eval hce`, the net's (`actuary calibrate net-residual`) with `--eval nnue`
+    /// [default: the tables built into the engine].
     #[arg(long, value_name = "FILE", requires = "lazy_eval")]
     pub tables: Option<std::path::PathBuf>,
     /// Research flag: pruning switches `name=value[,...]` (the UCI `prune.*` options without
@@ -87,7 +89,7 @@ pub struct BenchArgs {
               .map(|s| s.parse::<usize>().expect("listed values are numbers")))]
     pub hash_ways: usize,
     /// The evaluation, `nnue` (the learned one) or `hce` (the hand evaluation), as UCI `Eval`
-    /// [default: nnue; hce with --lazy-eval, whose tiers are the hand evaluation's]. The
+    /// [default: nnue; hce with --lazy-eval, as before the net had lazy exits]. The
     /// signature is defined with `nnue` and the embedded net.
     #[arg(long, value_name = "EVAL",
           value_parser = clap::builder::PossibleValuesParser::new(["hce", "nnue"]))]
@@ -102,20 +104,27 @@ impl BenchArgs {
     /// `Bench: <nodes> nodes <nps> nps` (OpenBench parses the last line).
     pub fn run(&self) -> anyhow::Result<ExitCode> {
         let eval = match (self.eval.as_deref(), self.lazy_eval) {
-            (Some("nnue"), true) => anyhow::bail!(
-                "--lazy-eval: the lazy tiers are the hand evaluation's: use --eval hce (the default with --lazy-eval), not --eval nnue"
-            ),
             (Some(e), _) => e,
             (None, true) => "hce",
             (None, false) => "nnue",
         };
-        let lazy = if self.lazy_eval {
-            Some(Arc::new(match &self.tables {
-                Some(p) => LazyMargins::load(p)?,
-                None => (*LazyMargins::embedded()).clone(),
-            }))
-        } else {
-            None
+        // --lazy-eval: the hand evaluation's tiers with `hce`, the net's exits with `nnue`.
+        let (lazy, net_lazy) = match (self.lazy_eval, eval) {
+            (false, _) => (None, None),
+            (true, "hce") => (
+                Some(Arc::new(match &self.tables {
+                    Some(p) => LazyMargins::load(p)?,
+                    None => (*LazyMargins::embedded()).clone(),
+                })),
+                None,
+            ),
+            (true, _) => (
+                None,
+                Some(match &self.tables {
+                    Some(p) => Arc::new(chess::eval::netlazy::NetLazyMargins::load(p)?),
+                    None => chess::eval::netlazy::NetLazyMargins::embedded(),
+                }),
+            ),
         };
         let mut prune = PruneConfig::default();
         prune
@@ -135,6 +144,7 @@ impl BenchArgs {
         };
         let opts = chess::search::smp::SearchOptions {
             lazy,
+            net_lazy,
             prune,
             net,
             ..Default::default()

@@ -337,11 +337,12 @@ fn bad_inputs_name_file_and_line() {
     );
 }
 
-/// The lazy tiers are the hand evaluation's: with the default evaluation (the net) `LazyEval`
-/// says it does nothing and no evaluation exits early; `bench --lazy-eval` picks `--eval hce`
-/// by itself and refuses `--eval nnue`.
+/// `LazyEval` follows the evaluation: with the net (the default) its exits come from the
+/// net's tables (`data/chess/net-lazy-margins.txt`) and only the super-lazy tier exits; with
+/// `Eval hce` the hand evaluation's tiers exit. `bench --lazy-eval` keeps picking `hce` by
+/// itself (as before the net had exits) and takes `--eval nnue` for the net's.
 #[test]
-fn lazy_eval_belongs_to_the_hand_evaluation() {
+fn lazy_eval_follows_the_evaluation() {
     let mut uci = Command::new(ACTUARY)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -350,7 +351,7 @@ fn lazy_eval_belongs_to_the_hand_evaluation() {
     let mut stdin = uci.stdin.take().unwrap();
     writeln!(
         stdin,
-        "setoption name LazyEval value true\nposition startpos\ngo depth 4"
+        "setoption name LazyEval value true\nposition startpos moves e2e4 d7d5 e4d5 d8d5 b1c3\ngo depth 7"
     )
     .unwrap();
     let mut seen = Vec::new();
@@ -365,23 +366,24 @@ fn lazy_eval_belongs_to_the_hand_evaluation() {
     writeln!(stdin, "quit").unwrap();
     uci.wait().unwrap();
     let stdout = seen.join("\n");
-    assert!(
-        stdout.contains("info string LazyEval has no effect with Eval nnue"),
-        "{stdout}"
-    );
     let summary = seen
         .iter()
         .find(|l| l.starts_with("info string eval exits"))
         .unwrap_or_else(|| panic!("{stdout}"));
-    assert!(summary.contains("super-lazy 0.0% lazy 0.0%"), "{summary}");
-    let bench = ok(&["bench", "3", "--lazy-eval"]);
-    let exits = bench
-        .lines()
-        .find(|l| l.starts_with("Eval exits:"))
-        .unwrap();
-    assert!(!exits.contains("super-lazy 0.0% lazy 0.0%"), "{exits}");
-    fails(
-        &["bench", "3", "--lazy-eval", "--eval", "nnue"],
-        "--eval hce",
-    );
+    assert!(!summary.contains("super-lazy 0.0%"), "{summary}");
+    assert!(summary.contains("lazy 0.0%"), "{summary}");
+    let exits = |args: &[&str]| {
+        ok(args)
+            .lines()
+            .find(|l| l.starts_with("Eval exits:"))
+            .unwrap()
+            .to_string()
+    };
+    let hce = exits(&["bench", "3", "--lazy-eval"]);
+    assert!(!hce.contains("super-lazy 0.0% lazy 0.0%"), "{hce}");
+    let net = exits(&["bench", "5", "--lazy-eval", "--eval", "nnue"]);
+    assert!(!net.contains("super-lazy 0.0%"), "{net}");
+    assert!(net.contains(" lazy 0.0%"), "{net}");
+    let off = exits(&["bench", "5"]);
+    assert!(off.contains("super-lazy 0.0% lazy 0.0%"), "{off}");
 }

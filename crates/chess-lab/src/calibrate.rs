@@ -65,6 +65,11 @@ pub enum CalibrateCmd {
     /// The eval-variance study: tier disagreement and sibling-eval spread per material
     /// bucket, set against the surprise rates of saved `surprise` reports (Markdown, JSON, SVG).
     Variance(super::variance::VarianceArgs),
+    /// The network's lazy-exit margins: search a pool with the net and histogram what the
+    /// material + PSQT score missed at every windowed evaluation, per army bucket pair; write
+    /// the percentile table the engine embeds (`--out`), or measure a table's wrong-exit
+    /// rate on a pool (`--check`).
+    NetResidual(super::netlazy::NetResidualArgs),
 }
 
 /// The pool and the searches (shared by the commands that search).
@@ -253,6 +258,8 @@ pub enum CalibError {
     },
     #[error("{0}")]
     Evidence(#[from] evidence::EvidenceError),
+    #[error(transparent)]
+    NetResidual(#[from] super::netlazy::NetResidualError),
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CalibError> {
@@ -278,6 +285,7 @@ impl CalibrateArgs {
             CalibrateCmd::Exitrate(a) => exitrate_cmd(a)?,
             CalibrateCmd::Surprise(a) => super::collect::surprise_cmd(a)?,
             CalibrateCmd::Variance(a) => a.run()?,
+            CalibrateCmd::NetResidual(a) => a.run().map_err(CalibError::from)?,
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -565,15 +573,6 @@ pub fn build_tables(
     )
 }
 
-fn command_line() -> String {
-    let args: Vec<String> = std::env::args().collect();
-    let mut v = args;
-    if let Some(first) = v.first_mut() {
-        *first = "actuary".into();
-    }
-    v.join(" ")
-}
-
 /// Exceeded counts per cheap tier (0 super-lazy, 1 lazy) and per-side bucket: the exits
 /// whose side to move or opponent is in the bucket (a same-bucket pair counted once).
 pub fn side_bucket_rates(s: &crate::calib::Safety) -> [[Count; 8]; 2] {
@@ -605,7 +604,7 @@ pub fn bucket_rate(rates: &[[Count; 8]; 2], b: usize) -> f64 {
 
 fn tables_cmd(a: &TablesArgs) -> Result<(), CalibError> {
     let f = ResidualFile::load(&a.file)?;
-    let cmd = command_line();
+    let cmd = super::collect::command_line();
     let Some(target) = a.target_exceeded else {
         let t = build_tables(&f, &a.file, [a.pair.0; 8], a.pair.0, &cmd);
         write(&a.out, &t.to_text())?;

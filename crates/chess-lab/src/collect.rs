@@ -60,6 +60,33 @@ pub enum CollectCmd {
     Rfp(CollectRfpOpts),
 }
 
+/// The static evaluation a calibration search uses (UCI `Eval`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalChoice {
+    /// The embedded network (the engine's default).
+    Nnue,
+    /// The hand-written evaluation.
+    Hce,
+}
+
+impl EvalChoice {
+    /// The search options' network for this choice.
+    pub fn net(self) -> Option<std::sync::Arc<chess::nnue::Network>> {
+        match self {
+            EvalChoice::Nnue => Some(chess::nnue::Network::embedded()),
+            EvalChoice::Hce => None,
+        }
+    }
+
+    /// How reports name it: `hce`, or the embedded net's identity.
+    pub fn describe(self) -> String {
+        match self {
+            EvalChoice::Nnue => chess::nnue::embedded_id(),
+            EvalChoice::Hce => "hce".to_string(),
+        }
+    }
+}
+
 /// Options shared by both tables.
 #[derive(Debug, clap::Args)]
 pub struct CollectOpts {
@@ -69,6 +96,9 @@ pub struct CollectOpts {
     /// collect --help`); the mechanism being measured is turned off regardless.
     #[arg(long, value_name = "SWITCHES", default_value = "")]
     pub set: String,
+    /// The evaluation the collection searches use.
+    #[arg(long, value_enum, default_value_t = EvalChoice::Nnue)]
+    pub eval: EvalChoice,
     /// The generated table file (written atomically) [default: print to stdout].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -134,6 +164,10 @@ pub struct SurpriseArgs {
     /// Pruning switches (`name=value[,...]`): the configuration whose surprises are measured.
     #[arg(long, value_name = "SWITCHES", default_value = "")]
     pub set: String,
+    /// The evaluation the searches use. The margins were first set on the hand evaluation's
+    /// scale; measuring both on one pool says whether they mean the same risk for the net.
+    #[arg(long, value_enum, default_value_t = EvalChoice::Nnue)]
+    pub eval: EvalChoice,
     /// Bootstrap resamples (positions drawn with replacement), 1 to 100,000: memory is 8
     /// bytes per resample per cell.
     #[arg(long, value_name = "N", default_value_t = 1000,
@@ -208,12 +242,14 @@ pub fn run_probe(
     positions: &[PoolPosition],
     run: &RunOpts,
     cfg: &PruneConfig,
+    eval: EvalChoice,
     mode: ProbeMode,
 ) -> ProbeRun {
     let keep_positions = matches!(mode, ProbeMode::Surprise(_));
     let start = Instant::now();
     let opts = SearchOptions {
         prune: cfg.clone(),
+        net: eval.net(),
         ..Default::default()
     };
     let how = PoolSearch {
@@ -271,9 +307,16 @@ pub fn run_probe(
     }
 }
 
-fn command_line() -> String {
+/// The command as typed (arguments with spaces quoted), for provenance lines.
+/// The program is written `actuary` whatever path ran it, so the line can be re-run as given.
+pub(crate) fn command_line() -> String {
     std::env::args()
-        .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
+        .enumerate()
+        .map(|(i, a)| match i {
+            0 => "actuary".to_string(),
+            _ if a.contains(' ') => format!("'{a}'"),
+            _ => a,
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -289,15 +332,22 @@ fn emit(out: &Option<PathBuf>, text: &str) -> Result<(), CollectError> {
     Ok(())
 }
 
-fn provenance(run: &RunOpts, n_pos: usize, r: &ProbeRun, cfg: &PruneConfig) -> String {
+fn provenance(
+    run: &RunOpts,
+    n_pos: usize,
+    r: &ProbeRun,
+    cfg: &PruneConfig,
+    eval: EvalChoice,
+) -> String {
     format!(
-        "# pool {} ({} positions), depth {}, {} nodes, {:.0} s on {} thread(s); switches: {}\n",
+        "# pool {} ({} positions), depth {}, {} nodes, {:.0} s on {} thread(s); evaluation {}; switches: {}\n",
         run.pool.display(),
         n_pos,
         run.depth,
         r.nodes,
         r.seconds,
         run.threads,
+        eval.describe(),
         cfg.describe()
     )
 }
@@ -367,10 +417,10 @@ fn collect_fh(o: &CollectOpts) -> Result<(), CollectError> {
     cfg.efp = EfpMode::Off;
     cfg.see = false;
     let positions = read_pool(&o.run.pool, o.run.limit.map(|l| l as usize))?;
-    let r = run_probe(&positions, &o.run, &cfg, ProbeMode::Fh);
+    let r = run_probe(&positions, &o.run, &cfg, o.eval, ProbeMode::Fh);
     let counts = totals(&r.records, FH_CELLS);
     let mut header = format!("# command: {}\n", command_line());
-    header.push_str(&provenance(&o.run, positions.len(), &r, &cfg));
+    header.push_str(&provenance(&o.run, positions.len(), &r, &cfg, o.eval));
     emit(&o.out, &fh_table_text(&counts, &header))?;
     eprint!("{}", fh_summary(&counts, &PruneConfig::default()));
     Ok(())
@@ -625,8 +675,20 @@ fn collect_rfp(o: &CollectRfpOpts) -> Result<(), CollectError> {
         }
         None => {
             let positions = read_pool(&o.common.run.pool, o.common.run.limit.map(|l| l as usize))?;
-            let r = run_probe(&positions, &o.common.run, &cfg, ProbeMode::Rfp);
-            header.push_str(&provenance(&o.common.run, positions.len(), &r, &cfg));
+            let r = run_probe(
+                &positions,
+                &o.common.run,
+                &cfg,
+                o.common.eval,
+                ProbeMode::Rfp,
+            );
+            header.push_str(&provenance(
+                &o.common.run,
+                positions.len(),
+                &r,
+                &cfg,
+                o.common.eval,
+            ));
             totals(&r.records, RFP_CELLS)
         }
     };
@@ -682,6 +744,8 @@ pub struct SurpriseReport {
     pub nodes: u64,
     pub seconds: f64,
     pub switches: String,
+    /// The evaluation searched with: `hce` or the embedded net's identity.
+    pub eval: String,
     pub resamples: usize,
     pub total: SurpriseRow,
     pub by_depth: Vec<SurpriseRow>,
@@ -785,7 +849,7 @@ fn slack_label(m: Mechanism, b: usize) -> String {
 
 pub fn surprise_markdown(r: &SurpriseReport, m: Mechanism) -> String {
     let mut s = format!(
-        "# Surprise rate: {} (search anyway)\n\n`{}`\n\nPool `{}` ({} positions), depth {}, {} nodes, {:.0} s; switches `{}`.\n\
+        "# Surprise rate: {} (search anyway)\n\n`{}`\n\nPool `{}` ({} positions), depth {}, {} nodes, {:.0} s; evaluation `{}`; switches `{}`.\n\
          A surprise: the prune would have been wrong (the move or node searched anyway came out\n\
          on the other side of the bound). Intervals: Wilson 95 % (nodes as independent draws)\n\
          and position-clustered bootstrap 95 % ({} resamples of the positions).\n\
@@ -797,6 +861,7 @@ pub fn surprise_markdown(r: &SurpriseReport, m: Mechanism) -> String {
         r.depth,
         r.nodes,
         r.seconds,
+        r.eval,
         r.switches,
         r.resamples,
         r.slack
@@ -873,8 +938,8 @@ pub fn surprise_cmd(a: &SurpriseArgs) -> Result<(), CollectError> {
 pub fn surprise_summary(reports: &[SurpriseReport]) -> String {
     let first = &reports[0];
     let mut s = format!(
-        "# Surprise rates, every mechanism searched anyway\n\nPool `{}` ({} positions), depth {}; switches `{}`; {} bootstrap resamples.\nPer-mechanism detail (by depth, material, slack): `<mechanism>.md`.\n\n| mechanism | fired | surprises | rate | Wilson 95 % | clustered 95 % | nodes | seconds |\n|---|---:|---:|---:|---|---|---:|---:|\n",
-        first.pool, first.positions, first.depth, first.switches, first.resamples
+        "# Surprise rates, every mechanism searched anyway\n\nPool `{}` ({} positions), depth {}; evaluation `{}`; switches `{}`; {} bootstrap resamples.\nPer-mechanism detail (by depth, material, slack): `<mechanism>.md`.\n\n| mechanism | fired | surprises | rate | Wilson 95 % | clustered 95 % | nodes | seconds |\n|---|---:|---:|---:|---|---|---:|---:|\n",
+        first.pool, first.positions, first.depth, first.eval, first.switches, first.resamples
     );
     for r in reports {
         let t = &r.total;
@@ -908,7 +973,7 @@ fn surprise_one(
         live.set(switch, "on").map_err(CollectError::Input)?;
     }
     let cfg = &live;
-    let r = run_probe(positions, &a.run, cfg, ProbeMode::Surprise(m));
+    let r = run_probe(positions, &a.run, cfg, a.eval, ProbeMode::Surprise(m));
     let SurpriseRows {
         total,
         by_depth,
@@ -927,6 +992,7 @@ fn surprise_one(
         nodes: r.nodes,
         seconds: r.seconds,
         switches: cfg.describe(),
+        eval: a.eval.describe(),
         resamples: a.resamples,
         total,
         by_depth,
@@ -1001,6 +1067,40 @@ mod tests {
         }
     }
 
+    /// `--eval hce` searches with the hand evaluation: another tree than the net's (a choice
+    /// the probe ignored would search the same nodes), and shadowing still prunes nothing.
+    #[test]
+    fn the_evaluation_choice_reaches_the_search() {
+        let pool = tiny_pool();
+        let on = PruneConfig::default();
+        let m = Mechanism::Rfp;
+        let net = run_probe(
+            &pool,
+            &opts(6),
+            &on,
+            EvalChoice::Nnue,
+            ProbeMode::Surprise(m),
+        );
+        let hce = run_probe(
+            &pool,
+            &opts(6),
+            &on,
+            EvalChoice::Hce,
+            ProbeMode::Surprise(m),
+        );
+        assert_ne!(net.nodes, hce.nodes);
+        let plain = run_probe(
+            &pool,
+            &opts(6),
+            &config("rfp=off").unwrap(),
+            EvalChoice::Hce,
+            ProbeMode::Surprise(m),
+        );
+        assert_eq!(hce.nodes, plain.nodes);
+        assert_eq!(EvalChoice::Hce.describe(), "hce");
+        assert!(EvalChoice::Nnue.describe().starts_with("nnue:"));
+    }
+
     /// "Search anyway" must prune nothing: with a mechanism shadowed, the tree is exactly the
     /// tree with that mechanism switched off (same node count), and the probe saw it fire.
     #[test]
@@ -1013,11 +1113,18 @@ mod tests {
             (Mechanism::QFutility, "qfutility=off"),
         ] {
             let on = PruneConfig::default();
-            let shadow = run_probe(&pool, &opts(7), &on, ProbeMode::Surprise(m));
+            let shadow = run_probe(
+                &pool,
+                &opts(7),
+                &on,
+                EvalChoice::Nnue,
+                ProbeMode::Surprise(m),
+            );
             let plain = run_probe(
                 &pool,
                 &opts(7),
                 &config(off).unwrap(),
+                EvalChoice::Nnue,
                 ProbeMode::Surprise(m),
             );
             assert_eq!(shadow.nodes, plain.nodes, "{m:?}");
@@ -1032,7 +1139,7 @@ mod tests {
                 .sum();
             assert_eq!(none, 0, "{m:?} recorded while off");
             // And the live mechanism does prune: fewer nodes than without it.
-            let live = run_probe(&pool, &opts(7), &on, ProbeMode::Fh);
+            let live = run_probe(&pool, &opts(7), &on, EvalChoice::Nnue, ProbeMode::Fh);
             assert!(
                 live.nodes < plain.nodes,
                 "{m:?}: {} vs {}",
@@ -1060,12 +1167,14 @@ mod tests {
                 &pool,
                 &opts(d),
                 &config(on).unwrap(),
+                EvalChoice::Nnue,
                 ProbeMode::Surprise(m),
             );
             let off = run_probe(
                 &pool,
                 &opts(d),
                 &PruneConfig::default(),
+                EvalChoice::Nnue,
                 ProbeMode::Surprise(m),
             );
             if m == Mechanism::ProbCut {
@@ -1084,7 +1193,13 @@ mod tests {
             assert_eq!(fired(&off), 0, "{m:?} recorded while off");
             // Live, it cuts: the tree is another one (at a fixed depth a prune also changes
             // what the hash table and histories hold, so not always a smaller one).
-            let live = run_probe(&pool, &opts(d), &config(on).unwrap(), ProbeMode::Fh);
+            let live = run_probe(
+                &pool,
+                &opts(d),
+                &config(on).unwrap(),
+                EvalChoice::Nnue,
+                ProbeMode::Fh,
+            );
             assert!(
                 live.nodes != off.nodes,
                 "{m:?}: {} vs {}",
@@ -1096,6 +1211,7 @@ mod tests {
             &pool,
             &opts(9),
             &PruneConfig::default(),
+            EvalChoice::Nnue,
             ProbeMode::Surprise(Mechanism::MultiCut),
         );
         assert!(fired(&shadow) > 0, "multi-cut never fired");

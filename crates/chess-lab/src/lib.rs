@@ -16,6 +16,7 @@ pub mod calibrate;
 pub mod collect;
 pub mod corpus;
 pub mod datagen;
+pub mod netlazy;
 pub mod nettrain;
 pub mod pool;
 pub mod probe;

@@ -63,6 +63,8 @@ pub enum UciError {
     UnknownOption(String),
     #[error("LazyTables: {0}")]
     Tables(String),
+    #[error("NetLazyTables: {0}")]
+    NetTables(String),
     #[error("EvalFile: {0}")]
     Net(String),
     #[error("option '{name}': {message}")]
@@ -281,8 +283,10 @@ pub struct Engine {
     default_nodes: Option<u64>,
     /// UCI `LazyEval`: early evaluation exits (off until an Elo test supports them).
     lazy_eval: bool,
-    /// UCI `LazyTables`: the margin tables used when `LazyEval` is on.
+    /// UCI `LazyTables`: the margin tables used when `LazyEval` is on with `Eval hce`.
     tables: Arc<LazyMargins>,
+    /// UCI `NetLazyTables`: the margins used when `LazyEval` is on with `Eval nnue`.
+    net_tables: Arc<crate::eval::netlazy::NetLazyMargins>,
     /// UCI `Eval`: the learned evaluation (`nnue`, the default since `actuary-2.nnue` won its
     /// SPRT against the hand evaluation; `actuary-3.nnue` is embedded since it won its SPRT
     /// against the second) or the hand one (`hce`).
@@ -380,6 +384,7 @@ impl Engine {
             default_nodes: None,
             lazy_eval: false,
             tables: LazyMargins::embedded(),
+            net_tables: crate::eval::netlazy::NetLazyMargins::embedded(),
             use_net: true,
             net: crate::nnue::Network::embedded(),
             prune: PruneConfig::default(),
@@ -529,6 +534,7 @@ impl Engine {
                 );
                 println!("option name LazyEval type check default false");
                 println!("option name LazyTables type string default {EMBEDDED_TABLES_NAME}");
+                println!("option name NetLazyTables type string default {EMBEDDED_TABLES_NAME}");
                 println!("option name Eval type combo default nnue var nnue var hce");
                 println!(
                     "option name EvalFile type string default {}",
@@ -714,6 +720,17 @@ impl Engine {
                     )
                 };
             }
+            "netlazytables" => {
+                let v = value.trim();
+                self.net_tables = if v.is_empty() || v == EMBEDDED_TABLES_NAME {
+                    crate::eval::netlazy::NetLazyMargins::embedded()
+                } else {
+                    Arc::new(
+                        crate::eval::netlazy::NetLazyMargins::load(std::path::Path::new(v))
+                            .map_err(|e| UciError::NetTables(e.to_string()))?,
+                    )
+                };
+            }
             "eval" => {
                 self.use_net = match value.trim().to_ascii_lowercase().as_str() {
                     "hce" => false,
@@ -824,17 +841,13 @@ impl Engine {
         // `go ponder`: search without limits until `ponderhit` (then the limits above,
         // counted from that moment) or `stop`.
         self.ponder = g.ponder.then(PonderHit::default);
-        if self.lazy_eval && self.use_net {
-            println!(
-                "info string LazyEval has no effect with Eval nnue: its tiers are the hand evaluation's (Eval hce)"
-            );
-        }
         let opts = SearchOptions {
             multipv: self.multipv,
             move_overhead_ms: self.move_overhead,
             verbose: true,
-            lazy: self.lazy_eval.then(|| Arc::clone(&self.tables)),
+            lazy: (self.lazy_eval && !self.use_net).then(|| Arc::clone(&self.tables)),
             net: self.use_net.then(|| Arc::clone(&self.net)),
+            net_lazy: (self.lazy_eval && self.use_net).then(|| Arc::clone(&self.net_tables)),
             prune: self.prune.clone(),
             ponder: self.ponder.clone(),
             chess960: self.chess960,

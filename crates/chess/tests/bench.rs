@@ -163,3 +163,32 @@ fn hand_evaluation_signature() {
     let r = chess::bench::run_bench_opts(DEFAULT_BENCH_DEPTH, false, opts, 1).unwrap();
     assert_eq!(r.nodes, 8_943_994);
 }
+
+/// `prune.rule50=on`: the net's evaluation damped by the fifty-move counter; its own count
+/// (the bench positions start at counter 0: only the plies searched grow it).
+#[test]
+fn fifty_move_damping_signature() {
+    let mut cfg = chess::search::prune::PruneConfig::default();
+    cfg.set("rule50", "on").unwrap();
+    let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
+    assert_eq!(r.nodes, 8_416_738);
+}
+
+/// `LazyEval` with the net: quiescence stand-pats decided by the material + PSQT score with
+/// the embedded margins (`data/chess/net-lazy-margins.txt`); exits happen (about one
+/// evaluation in six here) and change the tree. Re-pinned whenever the margins are re-fitted.
+#[test]
+fn net_lazy_exit_signature() {
+    let opts = chess::search::smp::SearchOptions {
+        net_lazy: Some(chess::eval::netlazy::NetLazyMargins::embedded()),
+        ..Default::default()
+    };
+    let r = chess::bench::run_bench_opts(DEFAULT_BENCH_DEPTH, false, opts, 1).unwrap();
+    let super_lazy = r.exits[chess::eval::Tier::SuperLazy as usize];
+    assert!(
+        super_lazy * 10 > r.exits.iter().sum::<u64>(),
+        "{:?}",
+        r.exits
+    );
+    assert_eq!(r.nodes, 7_834_818);
+}

@@ -16,6 +16,7 @@
 
 pub mod lazy;
 pub mod material;
+pub mod netlazy;
 pub mod params;
 pub mod pawns;
 pub mod pst;

@@ -20,6 +20,7 @@ use crate::board::{
     Board, Color, Move, NULL_MOVE, Piece, gives_check, has_non_pawn_material, is_drawish_material,
     is_tactical,
 };
+use crate::eval::netlazy::NetLazyMargins;
 use crate::eval::pst::SEE_VALUE;
 use crate::eval::{EvalOutcome, Evaluator, LazyMargins, Material, Tier};
 use history::{History, NO_PIECE_TO, PieceTo, piece_to};
@@ -168,6 +169,19 @@ pub trait Probe {
         _eval: &mut Evaluator,
     ) {
     }
+    /// A network evaluation asked for with a window (quiescence's stand-pat): the super-lazy
+    /// score `sl` beside the net's `net`, both from the side to move's view.
+    #[inline(always)]
+    fn observe_net_eval(
+        &mut self,
+        _board: &Board,
+        _mat: &Material,
+        _sl: i32,
+        _net: i32,
+        _alpha: i32,
+        _beta: i32,
+    ) {
+    }
 }
 
 /// The engine's probe: records nothing, costs nothing.
@@ -209,6 +223,8 @@ pub struct Worker<P: Probe = NoProbe> {
     pub lazy: Option<Arc<LazyMargins>>,
     /// The learned evaluation (UCI `Eval nnue`); `None` = the hand evaluation.
     pub net: Option<Arc<crate::nnue::Network>>,
+    /// The network's lazy exits (UCI `LazyEval` with `Eval nnue`); `None` = always the net.
+    pub net_lazy: Option<Arc<NetLazyMargins>>,
     /// The network's accumulators per ply (present while `net` is).
     accs: Option<crate::nnue::AccStack>,
     /// Pruning switches and tables for this search (from [`smp::SearchOptions`]).
@@ -253,6 +269,7 @@ impl<P: Probe> Worker<P> {
             exits: [0; 3],
             lazy: None,
             net: None,
+            net_lazy: None,
             accs: None,
             cfg: PruneConfig::default(),
             probe,
@@ -331,6 +348,11 @@ impl<P: Probe> Worker<P> {
                     "incremental accumulator drifted"
                 );
             }
+            let v = if self.cfg.rule50_damp {
+                v * (200 - i32::from(board.halfmove_clock()).min(100)) / 200
+            } else {
+                v
+            };
             return v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
         }
         let mat = self.stack[ply].mat;
@@ -350,12 +372,10 @@ impl<P: Probe> Worker<P> {
     /// tier that decides the node; otherwise the full evaluation.
     #[inline]
     fn bounded_eval(&mut self, board: &Board, ply: usize, alpha: i32, beta: i32) -> EvalOutcome {
-        // The hand evaluation's tiers have margins; the network's (issue 34, item 3) not yet.
-        let margins = if self.net.is_some() {
-            None
-        } else {
-            self.lazy.as_deref()
-        };
+        if self.net.is_some() {
+            return self.bounded_net_eval(board, ply, alpha, beta);
+        }
+        let margins = self.lazy.as_deref();
         let Some(margins) = margins else {
             let v = self.full_eval(board, ply);
             return EvalOutcome {
@@ -370,6 +390,40 @@ impl<P: Probe> Worker<P> {
         self.probe
             .observe_eval(board, &mat, alpha, beta, &out, &mut self.eval);
         out
+    }
+
+    /// The network's evaluation for the window `(alpha, beta)`: with its lazy exits on, the
+    /// incremental material + PSQT score may decide the node before the accumulators are
+    /// brought up to date ([`NetLazyMargins`]); the laboratory sees every full evaluation
+    /// with the super-lazy score beside it.
+    #[inline]
+    fn bounded_net_eval(
+        &mut self,
+        board: &Board,
+        ply: usize,
+        alpha: i32,
+        beta: i32,
+    ) -> EvalOutcome {
+        let mat = self.stack[ply].mat;
+        let sl = crate::eval::super_lazy_score(board, &mat);
+        if let Some(m) = self.net_lazy.as_deref() {
+            let stm = board.side_to_move();
+            let (my, opp) = (
+                crate::eval::side_bucket(mat.army(stm)),
+                crate::eval::side_bucket(mat.army(!stm)),
+            );
+            if let Some(out) = m.exit(my, opp, sl, alpha, beta) {
+                self.exits[Tier::SuperLazy as usize] += 1;
+                return out;
+            }
+        }
+        let v = self.full_eval(board, ply);
+        self.probe.observe_net_eval(board, &mat, sl, v, alpha, beta);
+        EvalOutcome {
+            score: v,
+            tier: Tier::Full,
+            tier_score: v,
+        }
     }
 
     fn is_main(&self) -> bool {
@@ -1438,14 +1492,20 @@ impl<P: Probe> Worker<P> {
             // After an early exit: the tier's own score, its median missing terms and the
             // tier's base margin (docs/design/chess-DESIGN.md §2; `qs_base` comes with the margin tables).
             Some(o) if o.score == best => {
-                let m = self.lazy.as_deref().expect("early exits need margins");
                 let mat = &self.stack[ply].mat;
                 let stm = board.side_to_move();
                 let (my, opp) = (
                     crate::eval::side_bucket(mat.army(stm)),
                     crate::eval::side_bucket(mat.army(!stm)),
                 );
-                o.tier_score + m.positional(o.tier, my, opp) + m.qs_base[o.tier as usize]
+                match self.net_lazy.as_deref().filter(|_| self.net.is_some()) {
+                    // The net's exit: its median residual is the positional estimate.
+                    Some(m) => o.tier_score + m.p50(my, opp) + QS_FUTILITY_MARGIN,
+                    None => {
+                        let m = self.lazy.as_deref().expect("early exits need margins");
+                        o.tier_score + m.positional(o.tier, my, opp) + m.qs_base[o.tier as usize]
+                    }
+                }
             }
             _ => best + QS_FUTILITY_MARGIN,
         };

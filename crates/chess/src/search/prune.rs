@@ -398,6 +398,11 @@ pub struct PruneConfig {
     /// After a reduced search beat alpha, re-search one ply deeper when it beat the best
     /// score by far, one shallower when barely.
     pub lmr_deeper: bool,
+    /// The network's evaluation shrinks toward a draw as the fifty-move counter grows
+    /// (`eval · (200 − halfmove clock) / 200`): a position that has gone 80 plies without a
+    /// capture or pawn move is less likely to be converted than the net's score says, and the
+    /// search should prefer progress. Off until games support it.
+    pub rule50_damp: bool,
     /// The search constants SPSA may tune (defaults: the constants of `params.rs`).
     pub aspiration_delta: i32,
     pub rfp_margin: i32,
@@ -452,6 +457,7 @@ impl Default for PruneConfig {
             // docs/pruning/games/lmrplus.json).
             lmr_ttcap: true,
             lmr_deeper: true,
+            rule50_damp: false,
             aspiration_delta: P::ASPIRATION_DELTA,
             rfp_margin: P::RFP_MARGIN_PER_DEPTH,
             rfp_improving: P::RFP_IMPROVING_BONUS,
@@ -676,6 +682,12 @@ pub const SWITCHES: &[Switch] = &[
         lmr_deeper,
         on_off,
         "late move reductions: the re-search after a fail high goes deeper or shallower by its margin"
+    ),
+    switch!(
+        "rule50",
+        rule50_damp,
+        on_off,
+        "the network's evaluation shrinks toward a draw as the fifty-move counter grows"
     ),
     switch!(
         "caphist-div",

@@ -62,6 +62,8 @@ pub struct SearchOptions {
     /// The learned evaluation (UCI `Eval nnue`, the default: the embedded net); `None` = the
     /// hand evaluation (UCI `Eval hce`).
     pub net: Option<Arc<crate::nnue::Network>>,
+    /// The network's lazy exits (UCI `LazyEval` with `Eval nnue`); `None` = off.
+    pub net_lazy: Option<Arc<crate::eval::netlazy::NetLazyMargins>>,
     /// Pruning switches and tables (UCI `prune.*` options, tools' `--set`).
     pub prune: super::prune::PruneConfig,
     /// `go ponder`: no limit applies until the UCI loop sets this (`ponderhit`).
@@ -78,6 +80,7 @@ impl Default for SearchOptions {
             verbose: false,
             lazy: None,
             net: Some(crate::nnue::Network::embedded()),
+            net_lazy: None,
             prune: super::prune::PruneConfig::default(),
             ponder: None,
             chess960: false,
@@ -181,6 +184,7 @@ fn iterate<P: Probe>(
     w.net = opts.net.clone();
     w.reset_for_search(&pos.history, &pos.board);
     w.lazy = opts.lazy.clone();
+    w.net_lazy = opts.net_lazy.clone();
     w.cfg = opts.prune.clone();
     w.sync_lmr_table();
     let board = &pos.board;
