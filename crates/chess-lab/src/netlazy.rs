@@ -76,6 +76,8 @@ pub struct NetProbe {
     check: Option<Arc<NetLazyMargins>>,
     /// This position's (wrong exits, exits).
     pub position: (u64, u64),
+    /// Exits whose returned bound the net broke (all positions).
+    pub violated: u64,
 }
 
 impl NetProbe {
@@ -84,21 +86,15 @@ impl NetProbe {
             hist: vec![vec![0; BINS]; 64],
             check,
             position: (0, 0),
+            violated: 0,
         }
     }
 }
 
 impl Probe for NetProbe {
     #[inline]
-    fn observe_net_eval(
-        &mut self,
-        board: &Board,
-        mat: &Material,
-        sl: i32,
-        net: i32,
-        alpha: i32,
-        beta: i32,
-    ) {
+    fn observe_net_eval(&mut self, board: &Board, mat: &Material, net: i32, alpha: i32, beta: i32) {
+        let sl = chess::eval::super_lazy_score(board, mat);
         let stm = board.side_to_move();
         let (my, opp) = (side_bucket(mat.army(stm)), side_bucket(mat.army(!stm)));
         let r = (net - sl).clamp(-RANGE, RANGE);
@@ -106,15 +102,18 @@ impl Probe for NetProbe {
         if let Some(t) = &self.check
             && let Some(out) = t.exit(my, opp, sl, alpha, beta)
         {
-            // A fail-high exit (bound ≥ beta) is wrong when the net is below beta; a
-            // fail-low one (bound ≤ alpha) when the net is above alpha.
-            let wrong = if out.score >= beta {
-                net < beta
+            // A fail-high exit (bound ≥ beta) decides wrongly when the net is below beta, a
+            // fail-low one (bound ≤ alpha) when the net is above alpha. Its bound (the
+            // stand-pat the search goes on with) is violated in those cases and also when
+            // the net lies between the window and the bound.
+            let (wrong, violated) = if out.score >= beta {
+                (net < beta, net < out.score)
             } else {
-                net > alpha
+                (net > alpha, net > out.score)
             };
             self.position.0 += u64::from(wrong);
             self.position.1 += 1;
+            self.violated += u64::from(violated);
         }
     }
 }
@@ -174,6 +173,8 @@ pub struct NetRun {
     pub hist: Vec<Vec<u64>>,
     /// Per position: (wrong exits, exits).
     pub positions: Vec<(u64, u64)>,
+    /// Exits whose returned bound the net broke.
+    pub violated: u64,
     pub nodes: u64,
     pub seconds: f64,
 }
@@ -207,7 +208,9 @@ pub fn run(
     );
     let mut hist = vec![vec![0u64; BINS]; 64];
     let mut per_position = Vec::new();
+    let mut violated = 0;
     for (w, mine) in done {
+        violated += w.probe.violated;
         for (a, b) in hist.iter_mut().zip(&w.probe.hist) {
             for (x, y) in a.iter_mut().zip(b) {
                 *x += y;
@@ -218,6 +221,7 @@ pub fn run(
     NetRun {
         hist,
         positions: per_position,
+        violated,
         nodes,
         seconds: start.elapsed().as_secs_f64(),
     }
@@ -251,7 +255,7 @@ impl NetResidualArgs {
             let w = Wilson::two_sided_95(wrong, exits);
             let c = clustered_rate(&r.positions, ClusterBootstrapConfig::default())?;
             println!(
-                "# Net lazy exits of {} on {}\n\n`{}`\n\nexits {} of {} windowed evaluations ({:.2} %); wrong {} = {:.3} % (Wilson 95 % {:.3}–{:.3} %, clustered 95 % {:.3}–{:.3} %, {} positions with exits)",
+                "# Net lazy exits of {} on {}\n\n`{}`\n\nexits {} of {} windowed evaluations ({:.2} %); wrong {} = {:.3} % (Wilson 95 % {:.3}–{:.3} %, clustered 95 % {:.3}–{:.3} %, {} positions with exits); the returned bound broken (the net between the window and the bound, or wrong) {} = {:.3} %",
                 p.display(),
                 provenance,
                 crate::collect::command_line(),
@@ -264,7 +268,9 @@ impl NetResidualArgs {
                 100.0 * w.upper,
                 100.0 * c.lower,
                 100.0 * c.upper,
-                c.clusters_with_trials
+                c.clusters_with_trials,
+                r.violated,
+                100.0 * r.violated as f64 / exits.max(1) as f64
             );
             return Ok(());
         }
@@ -392,6 +398,8 @@ mod tests {
             .iter()
             .fold((0, 0), |(k, n), &(a, b)| (k + a, n + b));
         assert!(exits > 0 && wrong > 0 && wrong < exits, "{wrong}/{exits}");
+        // A broken bound includes every wrong decision.
+        assert!(r.violated >= wrong && r.violated <= exits, "{}", r.violated);
         let never = NetLazyMargins {
             cells: [[NetCell::NEVER_EXITS; 8]; 8],
             comments: vec![],

@@ -101,22 +101,42 @@ impl NetLazyMargins {
         alpha: i32,
         beta: i32,
     ) -> Option<EvalOutcome> {
+        self.exit_scaled(my, opp, sl, alpha, beta, |v| v)
+    }
+
+    /// [`NetLazyMargins::exit`] for an evaluation the search scales after the net (`scale`
+    /// monotone and positive, e.g. the fifty-move damping): the bounds `sl + lo`, `sl + hi`
+    /// are scaled before they meet the window. A cell without margins never exits.
+    #[inline]
+    pub fn exit_scaled(
+        &self,
+        my: usize,
+        opp: usize,
+        sl: i32,
+        alpha: i32,
+        beta: i32,
+        scale: impl Fn(i32) -> i32,
+    ) -> Option<EvalOutcome> {
         let c = &self.cells[my][opp];
-        let low = sl + c.lo;
-        if low >= beta {
-            return Some(EvalOutcome {
-                score: low,
-                tier: Tier::SuperLazy,
-                tier_score: sl,
-            });
+        if c.lo > -NEVER {
+            let low = scale(sl + c.lo);
+            if low >= beta {
+                return Some(EvalOutcome {
+                    score: low,
+                    tier: Tier::SuperLazy,
+                    tier_score: sl,
+                });
+            }
         }
-        let high = sl + c.hi;
-        if high <= alpha {
-            return Some(EvalOutcome {
-                score: high,
-                tier: Tier::SuperLazy,
-                tier_score: sl,
-            });
+        if c.hi < NEVER {
+            let high = scale(sl + c.hi);
+            if high <= alpha {
+                return Some(EvalOutcome {
+                    score: high,
+                    tier: Tier::SuperLazy,
+                    tier_score: sl,
+                });
+            }
         }
         None
     }
@@ -299,6 +319,19 @@ mod tests {
         };
         assert!(never.exit(0, 0, 10_000, -32_001, -32_000).is_none());
         assert!(never.exit(0, 0, -10_000, 32_000, 32_001).is_none());
+        // Even when the search scales the bounds toward zero (fifty-move damping).
+        let half = |v: i32| v / 2;
+        assert!(
+            never
+                .exit_scaled(0, 0, 10_000, -32_001, -32_000, half)
+                .is_none()
+        );
+        // A scaled exit compares the scaled bound: sl − 100 = 300 ≥ 250 unscaled, but
+        // 150 < 250 when halved, so no exit; beta 140 is met either way.
+        assert!(t.exit(3, 4, 400, 0, 250).is_some());
+        assert!(t.exit_scaled(3, 4, 400, 0, 250, half).is_none());
+        let o = t.exit_scaled(3, 4, 400, 0, 140, half).unwrap();
+        assert_eq!((o.score, o.tier_score), (150, 400));
     }
 
     #[test]

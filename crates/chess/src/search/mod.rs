@@ -169,14 +169,14 @@ pub trait Probe {
         _eval: &mut Evaluator,
     ) {
     }
-    /// A network evaluation asked for with a window (quiescence's stand-pat): the super-lazy
-    /// score `sl` beside the net's `net`, both from the side to move's view.
+    /// A network evaluation asked for with a window (quiescence's stand-pat) and not
+    /// decided by a lazy exit: the net's score `net` (side to move's view, as the search
+    /// uses it) and the incremental material of the node.
     #[inline(always)]
     fn observe_net_eval(
         &mut self,
         _board: &Board,
         _mat: &Material,
-        _sl: i32,
         _net: i32,
         _alpha: i32,
         _beta: i32,
@@ -405,20 +405,26 @@ impl<P: Probe> Worker<P> {
         beta: i32,
     ) -> EvalOutcome {
         let mat = self.stack[ply].mat;
-        let sl = crate::eval::super_lazy_score(board, &mat);
         if let Some(m) = self.net_lazy.as_deref() {
+            let sl = crate::eval::super_lazy_score(board, &mat);
             let stm = board.side_to_move();
             let (my, opp) = (
                 crate::eval::side_bucket(mat.army(stm)),
                 crate::eval::side_bucket(mat.army(!stm)),
             );
-            if let Some(out) = m.exit(my, opp, sl, alpha, beta) {
+            // With `rule50` the net's score is damped by the fifty-move counter; the margins
+            // bound the undamped net, so the bounds are damped the same way (a positive
+            // factor keeps each bound on its side of the net).
+            let hmc = i32::from(board.halfmove_clock()).min(100);
+            let damp = self.cfg.rule50_damp;
+            let scale = move |v: i32| if damp { v * (200 - hmc) / 200 } else { v };
+            if let Some(out) = m.exit_scaled(my, opp, sl, alpha, beta, scale) {
                 self.exits[Tier::SuperLazy as usize] += 1;
                 return out;
             }
         }
         let v = self.full_eval(board, ply);
-        self.probe.observe_net_eval(board, &mat, sl, v, alpha, beta);
+        self.probe.observe_net_eval(board, &mat, v, alpha, beta);
         EvalOutcome {
             score: v,
             tier: Tier::Full,
