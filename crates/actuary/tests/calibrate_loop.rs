@@ -337,6 +337,29 @@ fn bad_inputs_name_file_and_line() {
     );
 }
 
+/// One UCI session on `script` (then `quit` once `bestmove` is printed): everything it printed.
+fn uci_session(script: &str) -> String {
+    let mut uci = Command::new(ACTUARY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = uci.stdin.take().unwrap();
+    stdin.write_all(script.as_bytes()).unwrap();
+    let mut seen = Vec::new();
+    for line in BufReader::new(uci.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let done = line.starts_with("bestmove ");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    writeln!(stdin, "quit").unwrap();
+    uci.wait().unwrap();
+    seen.join("\n")
+}
+
 /// `LazyEval` follows the evaluation: with the net (the default) its exits come from the
 /// net's tables (`data/chess/net-lazy-margins.txt`) and only the super-lazy tier exits; with
 /// `Eval hce` the hand evaluation's tiers exit. `bench --lazy-eval` keeps picking `hce` by
@@ -366,11 +389,24 @@ fn lazy_eval_follows_the_evaluation() {
     writeln!(stdin, "quit").unwrap();
     uci.wait().unwrap();
     let stdout = seen.join("\n");
+    assert!(!stdout.contains("NetLazyTables were fitted to"), "{stdout}");
     let summary = seen
         .iter()
         .find(|l| l.starts_with("info string eval exits"))
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(!summary.contains("super-lazy 0.0%"), "{summary}");
+    // Another net with the embedded net's margins: said, once per `go`.
+    let other = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/chess/nets/actuary-2.nnue"
+    );
+    let out = uci_session(&format!(
+        "setoption name EvalFile value {other}\nsetoption name LazyEval value true\nposition startpos\ngo depth 2\n"
+    ));
+    assert!(
+        out.contains("info string NetLazyTables were fitted to nnue:"),
+        "{out}"
+    );
     assert!(summary.contains("lazy 0.0%"), "{summary}");
     let exits = |args: &[&str]| {
         ok(args)

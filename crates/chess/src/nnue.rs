@@ -245,6 +245,17 @@ impl Network {
         })
     }
 
+    /// This net's identity as [`embedded_id`] writes it (`nnue:` and the file's checksum):
+    /// what tables fitted to a net record. Serialises the net; not for hot paths.
+    pub fn id(&self) -> String {
+        let bytes = self.to_bytes();
+        let sum = &bytes[bytes.len() - 8..];
+        format!(
+            "nnue:{:016x}",
+            u64::from_le_bytes(sum.try_into().expect("8 bytes"))
+        )
+    }
+
     /// Read a network file named by the `EvalFile` option (a regular file, bounded size).
     pub fn load(path: &std::path::Path) -> Result<Self, String> {
         let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
@@ -714,6 +725,8 @@ mod tests {
 
     #[test]
     fn the_embedded_net_parses() {
+        assert_eq!(Network::embedded().id(), embedded_id());
+        assert_ne!(test_net(8).id(), embedded_id());
         let net = Network::embedded();
         assert!(net.hidden() >= 8);
         assert_eq!(net.to_bytes(), EMBEDDED_NET);

@@ -841,6 +841,15 @@ impl Engine {
         // `go ponder`: search without limits until `ponderhit` (then the limits above,
         // counted from that moment) or `stop`.
         self.ponder = g.ponder.then(PonderHit::default);
+        if self.lazy_eval && self.use_net {
+            let net = self.net.id();
+            if self.net_tables.fitted_to() != Some(net.as_str()) {
+                println!(
+                    "info string NetLazyTables were fitted to {}, not to the net in use ({net}): re-fit them with actuary calibrate net-residual",
+                    self.net_tables.fitted_to().unwrap_or("an unnamed net")
+                );
+            }
+        }
         let opts = SearchOptions {
             multipv: self.multipv,
             move_overhead_ms: self.move_overhead,

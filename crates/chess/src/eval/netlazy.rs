@@ -141,6 +141,16 @@ impl NetLazyMargins {
         None
     }
 
+    /// The net the table was fitted to (`nnue:<checksum>`, from the provenance line `actuary
+    /// calibrate net-residual` writes), if the file says.
+    pub fn fitted_to(&self) -> Option<&str> {
+        self.comments.iter().find_map(|c| {
+            let at = c.find("evaluation nnue:")? + "evaluation ".len();
+            let rest = &c[at..];
+            Some(rest.split([',', ' ', ';']).next().unwrap_or(rest))
+        })
+    }
+
     /// The median residual of cell `(my, opp)`: what the net typically adds to the
     /// super-lazy score.
     #[inline]
