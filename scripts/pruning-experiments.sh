@@ -159,3 +159,6 @@ run netlazy 64 netlazy-on option.LazyEval=true netlazy-off option.LazyEval=false
 # Razoring measured against the net (docs/chess/net-margins.md): its surprise rate is 1.7x the
 # hand evaluation's and does not fall with slack; off against on.
 run razornet 65 razor-off option.prune.razor=false razor-on option.prune.razor=true 2+0.02 30000 "elo0=0 elo1=10"
+# The fourth generation (chunks 1-15; its recipe in data/chess/nets/README.md) against the
+# third (the embedded default until it wins), both named by file.
+run nnue4 66 nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" nnue-3 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-3.nnue" 2+0.02 30000 "elo0=0 elo1=10"
