@@ -288,8 +288,8 @@ pub struct Engine {
     /// UCI `NetLazyTables`: the margins used when `LazyEval` is on with `Eval nnue`.
     net_tables: Arc<crate::eval::netlazy::NetLazyMargins>,
     /// UCI `Eval`: the learned evaluation (`nnue`, the default since `actuary-2.nnue` won its
-    /// SPRT against the hand evaluation; `actuary-3.nnue` is embedded since it won its SPRT
-    /// against the second) or the hand one (`hce`).
+    /// SPRT against the hand evaluation; each later net is embedded once it won its SPRT
+    /// against the one before, `actuary-4.nnue` since session 23) or the hand one (`hce`).
     use_net: bool,
     /// UCI `EvalFile`: the network `Eval nnue` uses.
     net: Arc<crate::nnue::Network>,
