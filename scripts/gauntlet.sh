@@ -17,6 +17,8 @@
 # SET=stockfish plays issue 34's third opponent instead, in its own files (OUT/gauntlet-stockfish.pgn,
 # docs/chess/gauntlet/gauntlet-stockfish.*): Stockfish (apt-get install stockfish) limited by
 # UCI_LimitStrength to UCI_Elo $SF_ELO (default 2600), Hash 64, same control, book and seed.
+# SET=ethereal plays Ethereal 12 alone (issue 34's 400 games), in OUT/gauntlet-ethereal.pgn and
+# docs/chess/gauntlet/gauntlet-ethereal.*; same control, book, seed and Hash.
 set -eu
 MODE=play
 if [ "${1:-}" = "--checkpoint" ]; then MODE=checkpoint; shift; fi
@@ -26,8 +28,9 @@ ROOT=$(pwd)
 SET=${SET:-ethereal-toga}
 case "$SET" in
 ethereal-toga) NAME=gauntlet ;;
+ethereal) NAME=gauntlet-ethereal ;;
 stockfish) NAME=gauntlet-stockfish ;;
-*) echo "gauntlet: SET=$SET is not a set (ethereal-toga or stockfish)" >&2; exit 2 ;;
+*) echo "gauntlet: SET=$SET is not a set (ethereal-toga, ethereal or stockfish)" >&2; exit 2 ;;
 esac
 SF_ELO=${SF_ELO:-2600}
 STOCKFISH=${STOCKFISH:-/usr/games/stockfish}
@@ -57,6 +60,14 @@ if [ "$SET" = stockfish ]; then
     --engine name=actuary cmd="$ACTUARY" option.Hash=64 \
     --engine name="stockfish-elo$SF_ELO" cmd="$STOCKFISH" option.Hash=64 \
     option.UCI_LimitStrength=true option.UCI_Elo="$SF_ELO" \
+    --tc 10+0.1 --games "$GAMES" --concurrency 2 --book "$BOOK" --book-order random --seed 20 \
+    --pgn "$OUT/$NAME.pgn" --report "$OUT/$NAME.json" --resume
+fi
+if [ "$SET" = ethereal ]; then
+  [ -x "$ETHEREAL" ] || { echo "gauntlet: $ETHEREAL is missing (apt-get install ethereal-chess)" >&2; exit 2; }
+  exec "$ARBITER" \
+    --engine name=actuary cmd="$ACTUARY" option.Hash=64 \
+    --engine name=ethereal-12 cmd="$ETHEREAL" option.Hash=64 \
     --tc 10+0.1 --games "$GAMES" --concurrency 2 --book "$BOOK" --book-order random --seed 20 \
     --pgn "$OUT/$NAME.pgn" --report "$OUT/$NAME.json" --resume
 fi
