@@ -162,3 +162,6 @@ run razornet 65 razor-off option.prune.razor=false razor-on option.prune.razor=t
 # The fourth generation (chunks 1-15; its recipe in data/chess/nets/README.md) against the
 # third (the embedded default until it wins), both named by file.
 run nnue4 66 nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" nnue-3 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-3.nnue" 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 34's acceptance: the embedded net against the hand evaluation, same search, SPRT(0, 10)
+# at 4+0.04 (nnue1 lost this test; nnue2 won at 2+0.02). The net is named by file.
+run nnue4-hce 67 nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" hce option.Eval=hce 4+0.04 30000 "elo0=0 elo1=10"
