@@ -366,29 +366,10 @@ fn uci_session(script: &str) -> String {
 /// itself (as before the net had exits) and takes `--eval nnue` for the net's.
 #[test]
 fn lazy_eval_follows_the_evaluation() {
-    let mut uci = Command::new(ACTUARY)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = uci.stdin.take().unwrap();
-    writeln!(
-        stdin,
-        "setoption name LazyEval value true\nposition startpos moves e2e4 d7d5 e4d5 d8d5 b1c3\ngo depth 7"
-    )
-    .unwrap();
-    let mut seen = Vec::new();
-    for line in BufReader::new(uci.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        let done = line.starts_with("bestmove ");
-        seen.push(line);
-        if done {
-            break;
-        }
-    }
-    writeln!(stdin, "quit").unwrap();
-    uci.wait().unwrap();
-    let stdout = seen.join("\n");
+    let stdout = uci_session(
+        "setoption name LazyEval value true\nposition startpos moves e2e4 d7d5 e4d5 d8d5 b1c3\ngo depth 7\n",
+    );
+    let seen: Vec<&str> = stdout.lines().collect();
     assert!(!stdout.contains("NetLazyTables were fitted to"), "{stdout}");
     let summary = seen
         .iter()
