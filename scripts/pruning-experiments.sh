@@ -165,3 +165,6 @@ run nnue4 66 nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 # Issue 34's acceptance: the embedded net against the hand evaluation, same search, SPRT(0, 10)
 # at 4+0.04 (nnue1 lost this test; nnue2 won at 2+0.02). The net is named by file.
 run nnue4-hce 67 nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" hce option.Eval=hce 4+0.04 30000 "elo0=0 elo1=10"
+# The fifth generation (H = 128, 8 output buckets, chunks 1-17; its recipe in
+# data/chess/nets/README.md) against the fourth (the embedded default until it wins), by file.
+run nnue5 68 nnue-5 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-5.nnue" nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" 2+0.02 30000 "elo0=0 elo1=10"
