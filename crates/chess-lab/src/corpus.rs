@@ -60,6 +60,12 @@ pub enum CorpusError {
     },
     #[error("{}: not a corpus directory (no {MANIFEST}; `actuary datagen --corpus` makes one)", path.display())]
     NotACorpus { path: PathBuf },
+    #[error("{}: chunk {chunk} asked for, the manifest lists {listed}", path.display())]
+    NoSuchChunk {
+        path: PathBuf,
+        chunk: u32,
+        listed: usize,
+    },
     #[error("{}:{line}: {why}", path.display())]
     Manifest {
         path: PathBuf,
@@ -433,6 +439,22 @@ pub fn read_manifest(dir: &Path) -> Result<Vec<ManifestEntry>, CorpusError> {
             })
         })
         .collect()
+}
+
+/// The first game id of the `chunk`-th chunk (1-based, in manifest order) of `dir`. Game ids
+/// only grow from chunk to chunk (a writer continues after the largest id), so "this chunk
+/// and every later one" is "game id at least this": how a trainer drops the games of engines
+/// older than a given chunk without touching the hold-out split, which is by game id.
+pub fn first_game_of_chunk(dir: &Path, chunk: u32) -> Result<u64, CorpusError> {
+    let entries = read_manifest(dir)?;
+    match entries.get((chunk as usize).wrapping_sub(1)) {
+        Some(e) => Ok(e.first_game),
+        None => Err(CorpusError::NoSuchChunk {
+            path: dir.join(MANIFEST),
+            chunk,
+            listed: entries.len(),
+        }),
+    }
 }
 
 /// Chunk file name for sequence number `seq`.
@@ -1005,8 +1027,21 @@ mod tests {
         assert!(err.contains("locked"), "{err}");
         drop(w);
         // Reopened: ids continue after the largest.
-        let w = CorpusWriter::open(d.path(), settings(), "abc").unwrap();
+        let mut w = CorpusWriter::open(d.path(), settings(), "abc").unwrap();
         assert_eq!(w.next_id(), 15);
+        // A second chunk: `first_game_of_chunk` names each chunk's first id, and refuses 0
+        // and a chunk the manifest does not list.
+        w.push(&game(15, 4)).unwrap();
+        w.close_part().unwrap().unwrap();
+        assert_eq!(first_game_of_chunk(d.path(), 1).unwrap(), 10);
+        assert_eq!(first_game_of_chunk(d.path(), 2).unwrap(), 15);
+        for bad in [0, 3] {
+            let err = first_game_of_chunk(d.path(), bad).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("chunk {bad} asked for, the manifest lists 2")),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -74,6 +74,12 @@ pub struct TrainNetArgs {
     /// Use at most this many training positions (the first the loader yields).
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
+    /// Train only on the games of this chunk (1-based, in each corpus's manifest order) and
+    /// later ones, e.g. to leave out the games of older, weaker engines whose scores are
+    /// poorer labels. The hold-out stays every chunk's, so losses compare with runs on the
+    /// whole corpus.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub from_chunk: Option<u32>,
     /// Do not add the file-mirrored copy of training positions where no side may castle.
     #[arg(long)]
     pub no_mirror: bool,
@@ -116,7 +122,7 @@ pub enum TrainError {
 
 /// One training position: its pieces as White-perspective features, the side to move, the
 /// search score and the game result from the side to move's view.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Position {
     feats: [u16; 32],
     n: u8,
@@ -620,11 +626,13 @@ pub fn eval_loss(hold: &[Position], evals: &[i32], s: &Settings) -> f64 {
     total / hold.len().max(1) as f64
 }
 
-/// Load the corpus through the default filter, split by game.
+/// Load the corpus through the default filter, split by game; with `from_chunk`, training
+/// positions come only from that chunk of each corpus on (the hold-out from all of them).
 pub fn load(
     dirs: &[PathBuf],
     holdout: f64,
     limit: Option<u64>,
+    from_chunk: Option<u32>,
     mirror: bool,
     against: Option<&Network>,
 ) -> Result<Data, TrainError> {
@@ -635,6 +643,10 @@ pub fn load(
     let (mut train, mut hold, mut hold_hce, mut hold_net) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for dir in dirs {
+        let first_game = match from_chunk {
+            Some(c) => crate::corpus::first_game_of_chunk(dir, c)?,
+            None => 0,
+        };
         loader.for_each(dir, |s, _| {
             let p = Position::new(&s.board, s.white_score, s.white_result);
             if is_holdout(s.game, holdout) {
@@ -643,7 +655,7 @@ pub fn load(
                 if let Some(net) = against {
                     hold_net.push(net.evaluate(&s.board));
                 }
-            } else if limit.is_none_or(|l| (train.len() as u64) < l) {
+            } else if s.game >= first_game && limit.is_none_or(|l| (train.len() as u64) < l) {
                 train.push(p);
                 let castling = [Color::White, Color::Black].iter().any(|&c| {
                     let r = s.board.castle_rights(c);
@@ -700,6 +712,7 @@ impl TrainNetArgs {
             &self.corpus,
             self.holdout,
             self.limit,
+            self.from_chunk,
             !self.no_mirror,
             against.as_ref(),
         )?;
@@ -918,6 +931,43 @@ mod tests {
         let cp = (400.0 * 3f64.ln()).round() as i32; // 439
         let l = eval_loss(&hold, &[cp, -cp], &s);
         assert!((l - 0.0625).abs() < 5e-4, "{l}"); // (439 for 439.4 cp: 0.06240)
+    }
+
+    /// `--from-chunk`: training positions come from that chunk on; the hold-out is the same
+    /// as without it (so the losses of the two runs compare).
+    #[test]
+    fn from_chunk_drops_earlier_training_games_and_keeps_the_hold_out() {
+        use crate::corpus::CorpusWriter;
+        let d = tempfile::tempdir().unwrap();
+        let mut a = crate::datagen::test_args(1);
+        a.games = Some(4);
+        let cs = crate::selfplay::settings(&a, 1);
+        for _ in 0..2 {
+            let mut w = CorpusWriter::open(d.path(), cs.clone(), "t").unwrap();
+            crate::selfplay::generate(&a, &cs, &mut w).unwrap();
+            w.close_part().unwrap();
+        }
+        let dirs = [d.path().to_owned()];
+        let all = load(&dirs, 50.0, None, None, false, None).unwrap();
+        let first = load(&dirs, 50.0, None, Some(1), false, None).unwrap();
+        let late = load(&dirs, 50.0, None, Some(2), false, None).unwrap();
+        assert_eq!(first.train, all.train);
+        assert_eq!(late.hold, all.hold);
+        assert!(!all.hold.is_empty());
+        // The second chunk's training games are a strict, non-empty part of all of them.
+        assert!(!late.train.is_empty() && late.train.len() < all.train.len());
+        assert_eq!(
+            late.train[..],
+            all.train[all.train.len() - late.train.len()..]
+        );
+        let err = load(&dirs, 50.0, None, Some(3), false, None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("chunk 3 asked for, the manifest lists 2"),
+            "{err}"
+        );
     }
 
     /// The float network and its quantised engine form agree to a few centipawns.
