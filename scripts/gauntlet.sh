@@ -19,6 +19,8 @@
 # UCI_LimitStrength to UCI_Elo $SF_ELO (default 2600), Hash 64, same control, book and seed.
 # SET=ethereal plays Ethereal 12 alone (issue 34's 400 games), in OUT/gauntlet-ethereal.pgn and
 # docs/chess/gauntlet/gauntlet-ethereal.*; same control, book, seed and Hash.
+# SET=toga plays Toga II alone (issue 34's 200 games), in OUT/gauntlet-toga.pgn and
+# docs/chess/gauntlet/gauntlet-toga.*; same control, book, seed and Hash.
 set -eu
 MODE=play
 if [ "${1:-}" = "--checkpoint" ]; then MODE=checkpoint; shift; fi
@@ -29,8 +31,9 @@ SET=${SET:-ethereal-toga}
 case "$SET" in
 ethereal-toga) NAME=gauntlet ;;
 ethereal) NAME=gauntlet-ethereal ;;
+toga) NAME=gauntlet-toga ;;
 stockfish) NAME=gauntlet-stockfish ;;
-*) echo "gauntlet: SET=$SET is not a set (ethereal-toga, ethereal or stockfish)" >&2; exit 2 ;;
+*) echo "gauntlet: SET=$SET is not a set (ethereal-toga, ethereal, toga or stockfish)" >&2; exit 2 ;;
 esac
 SF_ELO=${SF_ELO:-2600}
 STOCKFISH=${STOCKFISH:-/usr/games/stockfish}
@@ -68,6 +71,14 @@ if [ "$SET" = ethereal ]; then
   exec "$ARBITER" \
     --engine name=actuary cmd="$ACTUARY" option.Hash=64 \
     --engine name=ethereal-12 cmd="$ETHEREAL" option.Hash=64 \
+    --tc 10+0.1 --games "$GAMES" --concurrency 2 --book "$BOOK" --book-order random --seed 20 \
+    --pgn "$OUT/$NAME.pgn" --report "$OUT/$NAME.json" --resume
+fi
+if [ "$SET" = toga ]; then
+  [ -x "$TOGA" ] || { echo "gauntlet: $TOGA is missing (apt-get install toga2)" >&2; exit 2; }
+  exec "$ARBITER" \
+    --engine name=actuary cmd="$ACTUARY" option.Hash=64 \
+    --engine name=toga2 cmd="$TOGA" option.Hash=64 \
     --tc 10+0.1 --games "$GAMES" --concurrency 2 --book "$BOOK" --book-order random --seed 20 \
     --pgn "$OUT/$NAME.pgn" --report "$OUT/$NAME.json" --resume
 fi
