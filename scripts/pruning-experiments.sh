@@ -168,3 +168,7 @@ run nnue4-hce 67 nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/
 # The fifth generation (H = 128, 8 output buckets, chunks 1-17; its recipe in
 # data/chess/nets/README.md) against the fourth (the embedded default until it wins), by file.
 run nnue5 68 nnue-5 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-5.nnue" nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" 2+0.02 30000 "elo0=0 elo1=10"
+# The sixth generation (H = 64, 8 output buckets, trained after a whole sitting of the
+# actuary-4 engine's games; its recipe and the run it was chosen over in
+# data/chess/nets/README.md) against the fourth (the embedded default until it wins), by file.
+run nnue6 69 nnue-6 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-6.nnue" nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" 2+0.02 30000 "elo0=0 elo1=10"
