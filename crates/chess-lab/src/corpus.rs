@@ -447,7 +447,7 @@ pub fn read_manifest(dir: &Path) -> Result<Vec<ManifestEntry>, CorpusError> {
 /// older than a given chunk without touching the hold-out split, which is by game id.
 pub fn first_game_of_chunk(dir: &Path, chunk: u32) -> Result<u64, CorpusError> {
     let entries = read_manifest(dir)?;
-    match entries.get((chunk as usize).wrapping_sub(1)) {
+    match chunk.checked_sub(1).and_then(|i| entries.get(i as usize)) {
         Some(e) => Ok(e.first_game),
         None => Err(CorpusError::NoSuchChunk {
             path: dir.join(MANIFEST),
