@@ -1,7 +1,7 @@
 #!/bin/sh
 # Issue 33 item 3: SPSA over actuary's search constants, a budget spread over sittings and
 # resumed from what is committed (docs/tune/spsa/: the input, the state, the trajectory, its
-# figure). Each call plays for at most MINUTES (default 60) and stops at a batch boundary;
+# figure, and the PGN of every game that ended in a fault; the state counts faults by kind). Each call plays for at most MINUTES (default 60) and stops at a batch boundary;
 # commit docs/tune/spsa/ afterwards. The same call goes on where the last one stopped.
 #
 # Usage (from the repository root, after cargo build --release -p actuary -p arbiter):
@@ -24,8 +24,13 @@ if [ ! -s "$DIR/params.txt" ]; then
   target/release/actuary spsa-input | grep -v -e '^prune.probcut-margin,' -e '^prune.hp-margin,' > "$DIR/params.txt.tmp"
   mv "$DIR/params.txt.tmp" "$DIR/params.txt"
 fi
-exec target/release/arbiter spsa --engine cmd=target/release/actuary option.Hash=16 \
+# stdout: the values reached, as input lines (integers rounded as the engine is sent them);
+# kept in values.txt for the SPRT that decides whether they become the defaults
+# (sh scripts/pruning-experiments.sh OUT 2 spsa).
+target/release/arbiter spsa --engine cmd=target/release/actuary option.Hash=16 \
   --params "$DIR/params.txt" --pairs 10000 --tc 1+0.01 \
   --book data/chess/books/2moves_v1.epd --seed 33 --concurrency 2 \
   --state "$DIR/state.json" --trajectory "$DIR/trajectory.jsonl" --svg "$DIR/trajectory.svg" \
-  --max-minutes "$MINUTES" --resume
+  --faults "$DIR/faults.pgn" \
+  --max-minutes "$MINUTES" --resume > "$DIR/values.txt.tmp"
+mv "$DIR/values.txt.tmp" "$DIR/values.txt"

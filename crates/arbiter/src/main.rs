@@ -451,6 +451,10 @@ struct SpsaCli {
     /// Append one JSON line per batch: pairs played, the batch's scores, the values.
     #[arg(long, value_name = "FILE")]
     trajectory: Option<PathBuf>,
+    /// Append every game that ended in a fault (time, illegal move, crash, hang) as PGN, its
+    /// Round the iteration and the game (1 or 2) of the pair; the state counts them by kind.
+    #[arg(long, value_name = "FILE")]
+    faults: Option<PathBuf>,
     /// Draw the trajectory at the end (needs --trajectory).
     #[arg(long, value_name = "FILE", requires = "trajectory")]
     svg: Option<PathBuf>,
@@ -508,15 +512,24 @@ fn spsa_main() -> Result<(), Failure> {
         .play
         .limit()
         .expect("clap requires one of --tc, --nodes, --depth");
-    if [Some(&cli.params), cli.trajectory.as_ref(), cli.svg.as_ref()]
-        .into_iter()
-        .flatten()
-        .any(|p| same_file(p, &cli.state))
-        || matches!((&cli.trajectory, &cli.svg), (Some(t), Some(s)) if same_file(t, s))
+    let files: Vec<&PathBuf> = [
+        Some(&cli.state),
+        Some(&cli.params),
+        cli.trajectory.as_ref(),
+        cli.svg.as_ref(),
+        cli.faults.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if files
+        .iter()
+        .enumerate()
+        .any(|(i, a)| files[i + 1..].iter().any(|b| same_file(a, b)))
     {
         spsa_error(
             ErrorKind::ArgumentConflict,
-            "--state, --params, --trajectory and --svg must name different files".into(),
+            "--state, --params, --trajectory, --svg and --faults must name different files".into(),
         );
     }
     let openings = cli.play.openings(false)?;
@@ -553,6 +566,7 @@ fn spsa_main() -> Result<(), Failure> {
         state: cli.state.clone(),
         trajectory: cli.trajectory.clone(),
         svg: cli.svg.clone(),
+        faults_pgn: cli.faults.clone(),
         resume: cli.resume,
         stop_after: cli.stop_after,
         max_seconds: cli.max_minutes.map(|m| m * 60.0),
@@ -563,9 +577,11 @@ fn spsa_main() -> Result<(), Failure> {
         error: e.into(),
     })?;
     let w = state.plus;
+    let k = state.fault_kinds;
+    let unknown = state.faults.saturating_sub(k.total());
     note(&format!(
-        "spsa: {} of {} pairs played ({} games: plus {}-{}-{} against minus, {} faults); \
-         state in {}\n",
+        "spsa: {} of {} pairs played ({} games: plus {}-{}-{} against minus, {} faults: \
+         {} on time, {} illegal moves, {} crashes, {} hangs{}); state in {}\n",
         state.pairs_done,
         state.setup.schedule.pairs,
         2 * state.pairs_done,
@@ -573,6 +589,15 @@ fn spsa_main() -> Result<(), Failure> {
         w.draws,
         w.losses,
         state.faults,
+        k.time,
+        k.illegal_move,
+        k.crash,
+        k.hang,
+        if unknown > 0 {
+            format!(", {unknown} of unknown kind from before kinds were kept")
+        } else {
+            String::new()
+        },
         cli.state.display()
     ));
     let mut out = String::new();

@@ -37,7 +37,7 @@ use cozy_chess::Board;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::EngineSpec;
-use crate::game::{GameConfig, GameError, GameRecord, Outcome, play};
+use crate::game::{GameConfig, GameError, GameRecord, Outcome, Termination, play};
 
 /// The state file's format tag.
 pub const FORMAT: &str = "arbiter-spsa-v1";
@@ -302,6 +302,38 @@ pub struct State {
     pub plus: Wdl,
     /// Games lost on time, by a crash, a hang or an illegal move (either side).
     pub faults: u64,
+    /// `faults` by kind. States written before kinds were kept lack it (all zero), so
+    /// `faults` minus the sum of the kinds is the number of faults of unknown kind.
+    #[serde(default)]
+    pub fault_kinds: FaultKinds,
+}
+
+/// Faulted games by kind: a tune at a fast control wants to know whether its faults are
+/// time losses (the control is too fast for the machine) or crashes (a bug that some
+/// perturbed value provokes, which the tune would otherwise silently steer away from).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultKinds {
+    pub time: u64,
+    pub illegal_move: u64,
+    pub crash: u64,
+    pub hang: u64,
+}
+
+impl FaultKinds {
+    /// Count one game's termination if it is a fault.
+    fn add(&mut self, t: &Termination) {
+        match t {
+            Termination::TimeForfeit { .. } => self.time += 1,
+            Termination::IllegalMove { .. } => self.illegal_move += 1,
+            Termination::Crash { .. } => self.crash += 1,
+            Termination::Hang { .. } => self.hang += 1,
+            Termination::Board { .. } | Termination::Adjudicated { .. } => {}
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.time + self.illegal_move + self.crash + self.hang
+    }
 }
 
 /// One trajectory line: after `pairs` iterations, the values (after this batch's updates)
@@ -330,6 +362,8 @@ pub enum SpsaError {
     Mismatch { path: PathBuf, what: String },
     #[error("--trajectory {}: {reason}", path.display())]
     Trajectory { path: PathBuf, reason: String },
+    #[error("--faults {}: {reason}", path.display())]
+    Faults { path: PathBuf, reason: String },
     #[error("--svg {}: {reason}", path.display())]
     Svg { path: PathBuf, reason: String },
     #[error(transparent)]
@@ -356,6 +390,9 @@ pub struct SpsaConfig {
     pub state: PathBuf,
     pub trajectory: Option<PathBuf>,
     pub svg: Option<PathBuf>,
+    /// Append every faulted game here as PGN (Round = iteration.game), so a fault can be
+    /// replayed and diagnosed.
+    pub faults_pgn: Option<PathBuf>,
     pub resume: bool,
     /// Stop at the first batch boundary once this many pairs were played in this run.
     pub stop_after: Option<u64>,
@@ -364,22 +401,29 @@ pub struct SpsaConfig {
     pub quiet: bool,
 }
 
-/// A played pair: the θ + cΔ engine's W − L, the pair's faults, and the two outcomes
-/// (θ + cΔ White first).
-type PairOutcome = (i32, u64, [Outcome; 2]);
+/// A played pair: the θ + cΔ engine's W − L, the two outcomes (θ + cΔ White first) and the
+/// games that ended in a fault (with their number in the pair, 1 or 2).
+struct PairOutcome {
+    score: i32,
+    outcomes: [Outcome; 2],
+    faulted: Vec<(u8, GameRecord)>,
+}
 
-/// The θ + cΔ engine's points (W − L) over a pair, and the pair's faults.
-fn pair_score(g1: &GameRecord, g2: &GameRecord) -> (i32, u64) {
+/// The θ + cΔ engine's points (W − L) over a pair, and the pair's faulted games.
+fn pair_outcome(g1: GameRecord, g2: GameRecord) -> PairOutcome {
     let pts = |o: Outcome, plus_white: bool| match (o, plus_white) {
         (Outcome::Draw, _) => 0,
         (Outcome::White, true) | (Outcome::Black, false) => 1,
         _ => -1,
     };
-    let fault = |g: &GameRecord| u64::from(g.termination.is_fault());
-    (
-        pts(g1.outcome, true) + pts(g2.outcome, false),
-        fault(g1) + fault(g2),
-    )
+    PairOutcome {
+        score: pts(g1.outcome, true) + pts(g2.outcome, false),
+        outcomes: [g1.outcome, g2.outcome],
+        faulted: [(1, g1), (2, g2)]
+            .into_iter()
+            .filter(|(_, g)| g.termination.is_fault())
+            .collect(),
+    }
 }
 
 fn load_state(path: &Path) -> Result<State, SpsaError> {
@@ -502,6 +546,7 @@ pub fn run(cfg: &SpsaConfig) -> Result<State, SpsaError> {
             pairs_done: 0,
             plus: Wdl::default(),
             faults: 0,
+            fault_kinds: FaultKinds::default(),
         };
         save_state(&cfg.state, &s)?;
         s
@@ -563,8 +608,7 @@ pub fn run(cfg: &SpsaConfig) -> Result<State, SpsaError> {
                         let none = [None, None];
                         let g1 = play(&plus, &minus, opening, &game, &none)?;
                         let g2 = play(&minus, &plus, opening, &game, &none)?;
-                        let (score, faults) = pair_score(&g1, &g2);
-                        Ok((score, faults, [g1.outcome, g2.outcome]))
+                        Ok(pair_outcome(g1, g2))
                     })
                 })
                 .collect();
@@ -574,8 +618,13 @@ pub fn run(cfg: &SpsaConfig) -> Result<State, SpsaError> {
                 .collect()
         });
         let mut scores = Vec::with_capacity(results.len());
+        let mut fault_text = String::new();
         for (p, r) in perts.iter().zip(results) {
-            let (score, faults, outcomes) = r?;
+            let PairOutcome {
+                score,
+                outcomes,
+                faulted,
+            } = r?;
             update(&mut state.params, p, score);
             for (o, plus_white) in outcomes.into_iter().zip([true, false]) {
                 match (o, plus_white) {
@@ -584,7 +633,17 @@ pub fn run(cfg: &SpsaConfig) -> Result<State, SpsaError> {
                     _ => state.plus.losses += 1,
                 }
             }
-            state.faults += faults;
+            for (k, g) in &faulted {
+                state.faults += 1;
+                state.fault_kinds.add(&g.termination);
+                let round = format!("{}.{k}", p.iteration);
+                fault_text.push_str(&crate::pgn::write(
+                    g,
+                    "arbiter spsa",
+                    &round,
+                    &cfg.setup.time_control,
+                ));
+            }
             state.pairs_done += 1;
             scores.push(score);
         }
@@ -611,17 +670,29 @@ pub fn run(cfg: &SpsaConfig) -> Result<State, SpsaError> {
                     reason: e.to_string(),
                 })?;
         }
+        // Before the state: a kill in between leaves a batch's faulted games twice (same
+        // Round) rather than not at all.
+        if let (Some(f), false) = (&cfg.faults_pgn, fault_text.is_empty()) {
+            evidence::open_append(f)
+                .map_err(evidence::EvidenceError::into_io)
+                .and_then(|mut h| h.write_all(fault_text.as_bytes()))
+                .map_err(|e| SpsaError::Faults {
+                    path: f.clone(),
+                    reason: e.to_string(),
+                })?;
+        }
         save_state(&cfg.state, &state)?;
         if !cfg.quiet {
             let w = state.plus;
             let _ = write!(
                 std::io::stderr(),
-                "\r{}/{} pairs  plus-minus {}-{}-{}  {}    ",
+                "\r{}/{} pairs  plus-minus {}-{}-{}  faults {}  {}    ",
                 state.pairs_done,
                 sched.pairs,
                 w.wins,
                 w.draws,
                 w.losses,
+                state.faults,
                 state
                     .params
                     .iter()

@@ -183,3 +183,67 @@ fn refuses_bad_params_with_one_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("different files"), "{}", stderr(&o));
 }
+
+/// Faulted games are counted by kind and kept as PGN; a state from before kinds were kept
+/// resumes, its old faults reported as of unknown kind.
+#[test]
+fn faults_are_counted_by_kind_and_kept_as_pgn() {
+    let dir = tempfile::tempdir().unwrap();
+    // x = 0, 40 from the target: each move is forfeited with probability 0.4, so nearly
+    // every game ends with an illegal move.
+    let params = "x, int, 0, 0, 100, 1, 0.0001\n";
+    let a = ["--state", "s.json", "--faults", "f.pgn"];
+    let o = spsa(
+        dir.path(),
+        params,
+        12,
+        &[&a[..], &["--stop-after", "6"]].concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(name)).unwrap()).unwrap()
+    };
+    let s = read("s.json");
+    let faults = s["faults"].as_u64().unwrap();
+    assert!(faults >= 6, "{faults} faults in 12 games");
+    assert_eq!(s["fault_kinds"]["illegal_move"].as_u64(), Some(faults));
+    for k in ["time", "crash", "hang"] {
+        assert_eq!(s["fault_kinds"][k].as_u64(), Some(0), "{k}");
+    }
+    let pgn = std::fs::read_to_string(dir.path().join("f.pgn")).unwrap();
+    assert_eq!(
+        pgn.matches("[Event \"arbiter spsa\"]").count() as u64,
+        faults
+    );
+    assert_eq!(
+        pgn.matches("[Termination \"rules infraction\"]").count() as u64,
+        faults
+    );
+    assert!(pgn.contains("[Round \"1.1\"]") || pgn.contains("[Round \"1.2\"]"));
+    // A state written before kinds were kept: no `fault_kinds` (so all its faults are of
+    // unknown kind), three more faults.
+    let mut old = s.clone();
+    old.as_object_mut().unwrap().remove("fault_kinds");
+    old["faults"] = serde_json::json!(faults + 3);
+    std::fs::write(dir.path().join("s.json"), old.to_string()).unwrap();
+    let o = spsa(dir.path(), params, 12, &[&a[..], &["--resume"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(", {} of unknown kind", faults + 3)),
+        "{}",
+        stderr(&o)
+    );
+    let s = read("s.json");
+    assert_eq!(s["pairs_done"], 12);
+    let (all, illegal) = (
+        s["faults"].as_u64().unwrap(),
+        s["fault_kinds"]["illegal_move"].as_u64().unwrap(),
+    );
+    assert_eq!(all, illegal + faults + 3);
+    // The PGN holds the faults of both calls.
+    let pgn = std::fs::read_to_string(dir.path().join("f.pgn")).unwrap();
+    assert_eq!(
+        pgn.matches("[Event \"arbiter spsa\"]").count() as u64,
+        illegal + faults
+    );
+}
