@@ -426,6 +426,14 @@ fn pair_outcome(g1: GameRecord, g2: GameRecord) -> PairOutcome {
     }
 }
 
+/// Append `text` to the file at `path` (created if missing).
+fn append(path: &Path, text: &str) -> Result<(), String> {
+    evidence::open_append(path)
+        .map_err(evidence::EvidenceError::into_io)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| e.to_string())
+}
+
 fn load_state(path: &Path) -> Result<State, SpsaError> {
     let bad = |reason: String| SpsaError::State {
         path: path.to_owned(),
@@ -662,24 +670,18 @@ pub fn run(cfg: &SpsaConfig) -> Result<State, SpsaError> {
                     .collect(),
             };
             let text = serde_json::to_string(&line).expect("serialises") + "\n";
-            evidence::open_append(t)
-                .map_err(evidence::EvidenceError::into_io)
-                .and_then(|mut f| f.write_all(text.as_bytes()))
-                .map_err(|e| SpsaError::Trajectory {
-                    path: t.clone(),
-                    reason: e.to_string(),
-                })?;
+            append(t, &text).map_err(|reason| SpsaError::Trajectory {
+                path: t.clone(),
+                reason,
+            })?;
         }
         // Before the state: a kill in between leaves a batch's faulted games twice (same
         // Round) rather than not at all.
         if let (Some(f), false) = (&cfg.faults_pgn, fault_text.is_empty()) {
-            evidence::open_append(f)
-                .map_err(evidence::EvidenceError::into_io)
-                .and_then(|mut h| h.write_all(fault_text.as_bytes()))
-                .map_err(|e| SpsaError::Faults {
-                    path: f.clone(),
-                    reason: e.to_string(),
-                })?;
+            append(f, &fault_text).map_err(|reason| SpsaError::Faults {
+                path: f.clone(),
+                reason,
+            })?;
         }
         save_state(&cfg.state, &state)?;
         if !cfg.quiet {
