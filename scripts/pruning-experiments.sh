@@ -171,6 +171,7 @@ run nnue5 68 nnue-5 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 # The sixth generation (H = 64, 8 output buckets, trained after a whole sitting of the
 # actuary-4 engine's games; its recipe and the run it was chosen over in
 # data/chess/nets/README.md) against the fourth (the embedded default until it wins), by file.
+run nnue6 69 nnue-6 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-6.nnue" nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33: the SPSA tune's values (docs/tune/spsa/values.txt, written by scripts/spsa-search.sh)
 # against the defaults. Only when named: the values change as the tune goes on.
 case " $WANT " in *" spsa "*)
@@ -178,4 +179,3 @@ case " $WANT " in *" spsa "*)
   [ -n "$SPSA" ] || { echo "pruning-experiments: docs/tune/spsa/values.txt holds no values" >&2; exit 2; }
   run spsa 70 spsa-tuned "$SPSA" untuned "" 2+0.02 30000 "elo0=0 elo1=10" ;;
 esac
-run nnue6 69 nnue-6 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-6.nnue" nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" 2+0.02 30000 "elo0=0 elo1=10"

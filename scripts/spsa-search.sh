@@ -1,8 +1,9 @@
 #!/bin/sh
 # Issue 33 item 3: SPSA over actuary's search constants, a budget spread over sittings and
 # resumed from what is committed (docs/tune/spsa/: the input, the state, the trajectory, its
-# figure, and the PGN of every game that ended in a fault; the state counts faults by kind). Each call plays for at most MINUTES (default 60) and stops at a batch boundary;
-# commit docs/tune/spsa/ afterwards. The same call goes on where the last one stopped.
+# figure, the PGN of every game that ended in a fault; the state counts faults by kind).
+# Each call plays for at most MINUTES (default 60) and stops at a batch boundary; commit
+# docs/tune/spsa/ afterwards. The same call goes on where the last one stopped.
 #
 # Usage (from the repository root, after cargo build --release -p actuary -p arbiter):
 #   sh scripts/spsa-search.sh [MINUTES]
