@@ -1256,7 +1256,7 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
             save_state(&spath, &st)?;
         }
         if st.epoch - st.best_epoch > a.patience {
-            stopped = "the hold-out loss stopped improving";
+            stopped = "--patience: no better hold-out loss for that many epochs";
             break;
         }
     }
