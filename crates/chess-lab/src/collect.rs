@@ -78,11 +78,12 @@ impl EvalChoice {
         }
     }
 
-    /// How reports name it: `hce`, or the embedded net's identity.
+    /// How reports name it: the hand evaluation's identity (its weights), or the embedded
+    /// net's.
     pub fn describe(self) -> String {
         match self {
             EvalChoice::Nnue => chess::nnue::embedded_id(),
-            EvalChoice::Hce => "hce".to_string(),
+            EvalChoice::Hce => chess::eval::params::embedded_id(),
         }
     }
 }
@@ -1097,7 +1098,7 @@ mod tests {
             ProbeMode::Surprise(m),
         );
         assert_eq!(hce.nodes, plain.nodes);
-        assert_eq!(EvalChoice::Hce.describe(), "hce");
+        assert!(EvalChoice::Hce.describe().starts_with("hce:"));
         assert!(EvalChoice::Nnue.describe().starts_with("nnue:"));
     }
 

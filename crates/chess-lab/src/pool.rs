@@ -420,11 +420,12 @@ const RAW_MAGIC: &str = "# actuary pool raw v1";
 
 fn raw_settings(a: &BuildArgs) -> String {
     format!(
-        "nodes={} per_game_bucket={} seed={} book={} eval=hce",
+        "nodes={} per_game_bucket={} seed={} book={} eval={}",
         a.nodes,
         a.per_game_bucket,
         a.split.seed,
-        a.book.display()
+        a.book.display(),
+        chess::eval::params::embedded_id()
     )
 }
 

@@ -36,6 +36,24 @@ pub(crate) use p;
 /// The parameter file this build was made from.
 pub const EMBEDDED: &str = include_str!("../../../../data/chess/eval-params.txt");
 
+/// The hand evaluation's identity: `hce:` and an FNV-1a hash of every entry's name and
+/// weights (comments do not count). Reports and resumable runs record it, so a run begun
+/// with other weights, or another layout of them, is not silently continued with these.
+pub fn embedded_id() -> String {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01B3);
+        }
+    };
+    for (name, v) in NAMES.iter().zip(VALUES.iter()) {
+        eat(name.as_bytes());
+        eat(&v.mg.to_le_bytes());
+        eat(&v.eg.to_le_bytes());
+    }
+    format!("hce:{h:016x}")
+}
+
 /// A parameter file that does not fit this engine.
 #[derive(Debug, thiserror::Error)]
 #[error("{origin}:{line}: {message}")]
@@ -145,6 +163,9 @@ mod tests {
         n.sort_unstable();
         n.dedup();
         assert_eq!(n.len(), COUNT);
+        // The identity follows the weights: the same file gives the same id.
+        assert_eq!(embedded_id(), embedded_id());
+        assert!(embedded_id().starts_with("hce:") && embedded_id().len() == 20);
     }
 
     #[test]

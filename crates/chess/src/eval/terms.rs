@@ -5,13 +5,24 @@
 use super::S;
 use super::params::p;
 use super::pawns::{FILE_A, front_span, passed_mask, pawn_attacks};
-use super::trace::{NoTrace, Side, Tracer};
+use super::trace::{Danger, NoTrace, Side, Tracer};
 use crate::board::{BitBoard, Board, Color, Piece, Square};
 use cozy_chess::{get_bishop_moves, get_king_moves, get_knight_moves, get_rook_moves};
 
-/// Attack weight per attacking piece kind on the king zone (the king-attack term is
-/// quadratic in these, so the linear tuner leaves them alone).
-pub const KING_ATTACK_WEIGHT: [i32; 6] = [0, 2, 2, 3, 5, 0];
+/// The king danger's score from its sum `d` (the attacking side's bonus): quadratic in the
+/// middlegame, where attacks on the king decide games and several attackers are worth more
+/// than the sum of each (a classic king-safety table made smooth), linear in the endgame.
+/// Capped (at 1,388 and 100 cp) so that no weights a tuner tries can reach mate scores.
+/// The tuner (`chess-lab`'s `tune`) fits the entries of `d` through this function.
+#[inline]
+pub fn king_danger(d: S) -> S {
+    let mg = d.mg.clamp(0, KING_DANGER_MG_CAP);
+    S::new(mg * mg / 720, d.eg.clamp(0, KING_DANGER_EG_CAP) / 20)
+}
+
+/// Where [`king_danger`] stops growing: middlegame and endgame sums.
+pub const KING_DANGER_MG_CAP: i32 = 1000;
+pub const KING_DANGER_EG_CAP: i32 = 2000;
 /// The side to move's bonus.
 pub const TEMPO: S = super::params::TEMPO;
 
@@ -107,7 +118,8 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
         let zone = get_king_moves(their_king) | their_king.bitboard();
         let c = color as usize;
         let mut residual = Side::new(color, t);
-        let mut attack_units = 0i32;
+        // Zone squares hit by our knights, bishops, rooks, queens, and how many pieces hit it.
+        let mut zone_hits = [0i32; 4];
         let mut attackers = 0i32;
         let their_majors = board.pieces(Piece::Rook) | board.pieces(Piece::Queen);
         // One colour class of squares (a1, c1, ..., b2, ...: the dark ones; which class is
@@ -120,7 +132,6 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
         };
 
         for &(piece, sq, att) in &ours.pieces[..ours.len] {
-            let p = piece as usize;
             let mob = (att & area).len() as usize;
             residual.add(
                 match piece {
@@ -134,7 +145,7 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
             let hits = (att & zone).len() as i32;
             if hits > 0 {
                 attackers += 1;
-                attack_units += KING_ATTACK_WEIGHT[p] * hits;
+                zone_hits[piece as usize - Piece::Knight as usize] += hits;
             }
             let bit = 1u64 << square(sq);
             match piece {
@@ -216,38 +227,41 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
         );
         trapped(board, color, &mut residual);
 
-        // King attack, the linear part: attack units, and squares from which each piece kind
-        // could give a check that nothing of theirs attacks.
-        if attackers >= 1 {
-            residual.add(p!(KING_ATTACK_UNITS), attack_units);
-        }
-        let safe = !(theirs.all | us.0);
-        let bishop_checks = get_bishop_moves(their_king, occ).0;
-        let rook_checks = get_rook_moves(their_king, occ).0;
-        let checks = [
-            get_knight_moves(their_king).0 & ours.by[Piece::Knight as usize],
-            bishop_checks & ours.by[Piece::Bishop as usize],
-            rook_checks & ours.by[Piece::Rook as usize],
-            (bishop_checks | rook_checks) & ours.by[Piece::Queen as usize],
-        ];
-        for (k, squares) in checks.into_iter().enumerate() {
-            let n = (squares & safe).count_ones() as i32;
-            if n > 0 {
-                residual.add(p!(SAFE_CHECK[k]), n);
-            }
-        }
         out.residual[c] = residual.s;
 
-        // King attack: quadratic in accumulated units, only meaningful with 2+ attackers
-        // or a queen; halved without our queen because mating nets need her.
-        if attackers >= 2 {
-            let mut danger = (attack_units * attack_units).min(900);
-            if board.colored_pieces(color, Piece::Queen).is_empty() {
-                danger /= 2;
+        // King danger: only with two attackers, or one and our queen (a lone piece near the
+        // king is no attack). Safe checking squares: reached by a piece of ours, giving check,
+        // attacked by nothing of theirs and not ours. Weak zone squares: ours attack them and
+        // nothing of theirs but the king or the queen defends them.
+        let no_queen = board.colored_pieces(color, Piece::Queen).is_empty();
+        if attackers + i32::from(!no_queen) >= 2 {
+            let safe = !(theirs.all | us.0);
+            let bishop_checks = get_bishop_moves(their_king, occ).0;
+            let rook_checks = get_rook_moves(their_king, occ).0;
+            let checks = [
+                get_knight_moves(their_king).0 & ours.by[Piece::Knight as usize],
+                bishop_checks & ours.by[Piece::Bishop as usize],
+                rook_checks & ours.by[Piece::Rook as usize],
+                (bishop_checks | rook_checks) & ours.by[Piece::Queen as usize],
+            ];
+            let defended = theirs.by[Piece::Pawn as usize]
+                | theirs.by[Piece::Knight as usize]
+                | theirs.by[Piece::Bishop as usize]
+                | theirs.by[Piece::Rook as usize];
+            let weak = zone.0 & ours.all & !defended;
+            let mut d = Danger::new(color, t);
+            for (k, hits) in zone_hits.into_iter().enumerate() {
+                d.add(p!(KS_ATTACK_UNITS[k]), hits);
             }
-            let mut d = Side::new(color, t);
-            d.fixed(S::new(danger / 2, danger / 8));
-            out.danger[c] = d.s;
+            d.add(p!(KS_ATTACKERS), attackers);
+            d.add(p!(KS_WEAK_SQUARES), weak.count_ones() as i32);
+            for (k, squares) in checks.into_iter().enumerate() {
+                d.add(p!(KS_SAFE_CHECK[k]), (squares & safe).count_ones() as i32);
+            }
+            d.add(p!(KS_NO_QUEEN), i32::from(no_queen));
+            d.add(p!(KS_ZONE_PAWNS), (zone.0 & their_pawns).count_ones() as i32);
+            d.add(p!(KS_BASE), 1);
+            out.danger[c] = king_danger(d.d);
         }
         // Our own shelter (a term of *our* king).
         let mut sh = Side::new(color, t);
@@ -257,39 +271,44 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
     out
 }
 
-/// Pawn shield and open files in front of `color`'s king.
+/// Pawn shelter and pawn storm on the three files around `color`'s king (b–g as the centre,
+/// so a king on the edge is judged on three files too): per file, our rearmost pawn level
+/// with the king or in front of it, and their pawn nearest the king on that side, each by
+/// the file's distance from the edge and the pawn's rank from our side. A storming pawn
+/// that runs into ours is scored apart: it opens nothing.
 fn shelter<T: Tracer>(board: &Board, color: Color, s: &mut Side<'_, T>) {
     let ksq = square(board.king(color));
-    let kf = (ksq % 8) as i32;
-    let kr = ksq / 8;
-    let rel_rank = if color == Color::White { kr } else { 7 - kr };
-    if rel_rank > 1 {
-        s.add(p!(SHIELD_MISSING), 2);
-        return;
-    }
-    let our_pawns = board.colored_pieces(color, Piece::Pawn).0;
-    let all_pawns = board.pieces(Piece::Pawn).0;
-    for f in (kf - 1).max(0)..=(kf + 1).min(7) {
-        let file = FILE_A << f;
-        let near_rank = if color == Color::White {
-            kr + 1
+    let white = color == Color::White;
+    // Squares level with the king or in front of it, and a pawn's rank from our side.
+    let ahead = if white {
+        !0u64 << (8 * (ksq / 8))
+    } else {
+        !0u64 >> (8 * (7 - ksq / 8))
+    };
+    let rel = |sq: u32| if white { sq / 8 } else { 7 - sq / 8 } as usize;
+    // The pawn of `bits` nearest our side of the board.
+    let rearmost = |bits: u64| {
+        if bits == 0 {
+            0
+        } else if white {
+            rel(bits.trailing_zeros())
         } else {
-            kr.saturating_sub(1)
-        };
-        let far_rank = if color == Color::White {
-            kr + 2
-        } else {
-            kr.saturating_sub(2)
-        };
-        if near_rank < 8 && our_pawns & file & (0xFFu64 << (near_rank * 8)) != 0 {
-            s.add(p!(SHIELD_PAWN_NEAR), 1);
-        } else if far_rank < 8 && our_pawns & file & (0xFFu64 << (far_rank * 8)) != 0 {
-            s.add(p!(SHIELD_PAWN_FAR), 1);
-        } else {
-            s.add(p!(SHIELD_MISSING), 1);
+            rel(63 - bits.leading_zeros())
         }
-        if all_pawns & file == 0 {
-            s.add(p!(KING_OPEN_FILE), 1);
+    };
+    let our_pawns = board.colored_pieces(color, Piece::Pawn).0 & ahead;
+    let their_pawns = board.colored_pieces(!color, Piece::Pawn).0 & ahead;
+    let centre = (ksq % 8).clamp(1, 6);
+    for f in centre - 1..=centre + 1 {
+        let file = FILE_A << f;
+        let edge = f.min(7 - f);
+        let ours = rearmost(our_pawns & file);
+        let theirs = rearmost(their_pawns & file);
+        s.add(p!(KING_SHELTER[edge][ours]), 1);
+        if ours != 0 && theirs == ours + 1 {
+            s.add(p!(KING_STORM_BLOCKED[theirs]), 1);
+        } else {
+            s.add(p!(KING_STORM[edge][theirs]), 1);
         }
     }
 }

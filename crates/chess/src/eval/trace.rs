@@ -1,13 +1,16 @@
 //! The evaluation as a linear form: for a position, the coefficient of every parameter
-//! entry (White minus Black), plus what is not linear in any parameter (the king-attack
-//! term), so that `eval = taper(Σ coef·value + fixed)` exactly. This is how a tuner evaluates
-//! millions of positions per step without calling the engine (Ethereal's tuner does the
-//! same), and how it knows each weight's gradient.
+//! entry (White minus Black), plus each side's king-danger sum, whose entries enter the
+//! evaluation through one fixed non-linear function ([`king_danger`]), so that
+//! `eval = taper(Σ coef·value + Σ± king_danger(Σ danger·value))` exactly. This is how a
+//! tuner evaluates millions of positions per step without calling the engine (Ethereal's
+//! tuner does the same), and how it knows each weight's gradient, the king danger's too (by
+//! the chain rule: a quadratic king attack is fitted, not left outside the fit).
 //!
 //! The evaluation functions report every term to a [`Tracer`] as they add it; the engine
 //! passes [`NoTrace`], whose methods are empty and inlined away, so the search pays nothing.
 
 use super::params::{COUNT, VALUES};
+pub use super::terms::king_danger;
 use super::{Accum, S, pawns, taper};
 use crate::board::{Board, Color};
 
@@ -15,8 +18,9 @@ use crate::board::{Board, Color};
 pub trait Tracer {
     /// `count` more of parameter entry `id`, White minus Black (negative for Black).
     fn add(&mut self, id: usize, count: i32);
-    /// A term that is not linear in any parameter, White minus Black, added as it is.
-    fn fixed(&mut self, s: S);
+    /// `count` more of parameter entry `id` in `color`'s king-danger sum (that side's
+    /// view, always positive counts): the evaluation adds `king_danger` of the sum.
+    fn danger(&mut self, color: Color, id: usize, count: i32);
 }
 
 /// The engine's tracer: nothing is recorded.
@@ -26,7 +30,7 @@ impl Tracer for NoTrace {
     #[inline(always)]
     fn add(&mut self, _: usize, _: i32) {}
     #[inline(always)]
-    fn fixed(&mut self, _: S) {}
+    fn danger(&mut self, _: Color, _: usize, _: i32) {}
 }
 
 /// One position's linear form.
@@ -34,15 +38,16 @@ impl Tracer for NoTrace {
 pub struct Trace {
     /// Coefficient of each parameter entry (dense, [`COUNT`] long).
     pub coef: Vec<i32>,
-    /// The non-linear part (king attack), White minus Black.
-    pub fixed: S,
+    /// Each side's king-danger sum as `(entry, count)` pairs, indexed by colour; empty when
+    /// that side's danger does not apply (too few attackers).
+    pub danger: [Vec<(u16, i32)>; 2],
 }
 
 impl Default for Trace {
     fn default() -> Self {
         Self {
             coef: vec![0; COUNT],
-            fixed: S::default(),
+            danger: [Vec::new(), Vec::new()],
         }
     }
 }
@@ -53,26 +58,48 @@ impl Tracer for Trace {
         self.coef[id] += count;
     }
     #[inline]
-    fn fixed(&mut self, s: S) {
-        self.fixed += s;
+    fn danger(&mut self, color: Color, id: usize, count: i32) {
+        self.danger[color as usize].push((id as u16, count));
     }
 }
 
 impl Trace {
-    /// Add another form's coefficients and fixed part to this one.
+    /// Add another form's coefficients and danger sums to this one. A side's danger sum may
+    /// come from one of the two only (the danger is not linear: two sums of one side would be
+    /// scored as one).
     pub fn merge(&mut self, o: &Trace) {
+        debug_assert!(
+            (0..2).all(|k| self.danger[k].is_empty() || o.danger[k].is_empty()),
+            "two danger sums of one side"
+        );
         for (a, b) in self.coef.iter_mut().zip(&o.coef) {
             *a += b;
         }
-        self.fixed += o.fixed;
+        for (a, b) in self.danger.iter_mut().zip(&o.danger) {
+            a.extend_from_slice(b);
+        }
     }
 
-    /// The untapered total `Σ coef·value + fixed` with the weights `values`.
+    /// The untapered total `Σ coef·value + king_danger(White's sum) − king_danger(Black's)`
+    /// with the weights `values`.
     pub fn total(&self, values: &[S]) -> S {
-        let mut s = self.fixed;
+        let mut s = S::default();
         for (c, v) in self.coef.iter().zip(values) {
             if *c != 0 {
                 s += *v * *c;
+            }
+        }
+        for (k, side) in self.danger.iter().enumerate() {
+            if side.is_empty() {
+                continue;
+            }
+            let d = side
+                .iter()
+                .fold(S::default(), |d, &(id, c)| d + values[id as usize] * c);
+            if k == Color::White as usize {
+                s += king_danger(d);
+            } else {
+                s -= king_danger(d);
             }
         }
         s
@@ -112,12 +139,33 @@ impl<'t, T: Tracer> Side<'t, T> {
         self.s += value * count;
         self.t.add(id, self.sign * count);
     }
+}
 
-    /// A non-linear term from this side's view.
+/// A side's king-danger sum (that side attacking), reported to the tracer as such.
+pub struct Danger<'t, T: Tracer> {
+    pub d: S,
+    color: Color,
+    t: &'t mut T,
+}
+
+impl<'t, T: Tracer> Danger<'t, T> {
     #[inline(always)]
-    pub fn fixed(&mut self, s: S) {
-        self.s += s;
-        self.t.fixed(s * self.sign);
+    pub fn new(color: Color, t: &'t mut T) -> Self {
+        Self {
+            d: S::default(),
+            color,
+            t,
+        }
+    }
+
+    /// `count` × the parameter entry `(id, value)` (from [`super::params::p`]); a zero count
+    /// is not reported (the sparse form stays short).
+    #[inline(always)]
+    pub fn add(&mut self, (id, value): (usize, S), count: i32) {
+        if count != 0 {
+            self.d += value * count;
+            self.t.danger(self.color, id, count);
+        }
     }
 }
 
@@ -201,14 +249,14 @@ mod tests {
                 let full = eval_tier(&b, Tier::Full);
                 assert_eq!(linear_eval(&b, &t, &VALUES), full, "{b}");
                 assert_eq!(ev.evaluate(&b, &Material::from_board(&b)), full, "{b}");
-                nonlinear += (t.fixed != S::default()) as u32;
+                nonlinear += t.danger.iter().any(|d| !d.is_empty()) as u32;
                 n += 1;
             }
         }
         assert!(n >= 40_000, "{n} positions");
         assert!(
             nonlinear > 100,
-            "the king-attack term never showed: {nonlinear}"
+            "the king danger never applied: {nonlinear}"
         );
     }
 
@@ -217,12 +265,19 @@ mod tests {
     #[test]
     fn tiers_partition_the_parameters() {
         // Each parameter belongs to one tier: no entry has a coefficient in two tiers'
-        // forms anywhere in the hold-out pool, and only the full tier has a fixed part.
+        // forms anywhere in the hold-out pool, and only the full tier has king-danger sums,
+        // whose entries appear in no tier's linear part.
         let mut owner = vec![usize::MAX; COUNT];
         for b in pool("holdout.epd") {
             let tiers = trace_tiers(&b);
-            assert_eq!(tiers[0].fixed, S::default());
-            assert_eq!(tiers[1].fixed, S::default());
+            assert!(tiers[0].danger.iter().chain(&tiers[1].danger).all(Vec::is_empty));
+            for &(id, _) in tiers[2].danger.iter().flatten() {
+                assert!(
+                    tiers.iter().all(|t| t.coef[id as usize] == 0),
+                    "{}",
+                    crate::eval::params::NAMES[id as usize]
+                );
+            }
             for (k, t) in tiers.iter().enumerate() {
                 for (i, c) in t.coef.iter().enumerate() {
                     if *c != 0 {
@@ -267,5 +322,72 @@ mod tests {
                 .all(|&(i, c)| t.coef[i as usize] == c as i32 && c != 0)
         );
         assert_eq!(sparse.len(), t.coef.iter().filter(|c| **c != 0).count());
+    }
+
+    /// Shelter and storm, counted by hand. White: Kg1, pawns f2 g2 h3; Black: Ke8, pawns g4
+    /// h4 (and White's f2 is in front of Black's king on the f-file). White's files f, g, h
+    /// (edge distance 2, 1, 0): shelter f2 (rank index 1), g2 (1), h3 (2); storm none on f,
+    /// g4 (index 3) on g, h4 blocked by h3 on h. Black's files d, e, f (3, 3, 2): no pawns of
+    /// its own; White's f2 storms from index 6 of Black's view.
+    #[test]
+    fn shelter_and_storm_count_files_and_ranks() {
+        let b = parse_fen("4k3/8/8/8/6pp/7P/5PP1/6K1 w - - 0 1").unwrap();
+        let t = trace(&b);
+        let sh = |e: usize, r: usize| t.coef[id::KING_SHELTER + e * 8 + r];
+        let st = |e: usize, r: usize| t.coef[id::KING_STORM + e * 8 + r];
+        assert_eq!((sh(2, 1), sh(1, 1), sh(0, 2)), (1, 1, 1));
+        assert_eq!((sh(3, 0), sh(2, 0)), (-2, -1));
+        assert_eq!(t.coef[id::KING_STORM_BLOCKED + 3], 1);
+        assert_eq!((st(1, 3), st(2, 0)), (1, 1));
+        assert_eq!((st(3, 0), st(2, 6)), (-2, -1));
+        let named = |prefix: &str| {
+            (0..COUNT)
+                .filter(|&i| crate::eval::params::NAMES[i].starts_with(prefix))
+                .map(|i| t.coef[i].abs())
+                .sum::<i32>()
+        };
+        // Three files each side: nothing else in the tables.
+        assert_eq!(named("KING_SHELTER"), 6);
+        assert_eq!(named("KING_STORM"), 6);
+    }
+
+    /// The king danger, counted by hand: White's Qh5 and Ng5 each hit f7 and h7 of the black
+    /// king's zone (g8 and the five squares around it); only Black's king defends them (its
+    /// pawns guard e6–h6); no check is safe (f7 and h7 are the king's); three black pawns
+    /// stand in the zone. Black has no piece to attack with: no danger sum.
+    #[test]
+    fn king_danger_counts_attackers_weak_squares_and_pawns() {
+        let b = parse_fen("6k1/5ppp/8/6NQ/8/8/8/6K1 w - - 0 1").unwrap();
+        let t = trace(&b);
+        let mut white = t.danger[0].clone();
+        white.sort_unstable();
+        let mut want = vec![
+            (id::KS_ATTACK_UNITS as u16, 2),
+            (id::KS_ATTACK_UNITS as u16 + 3, 2),
+            (id::KS_ATTACKERS as u16, 2),
+            (id::KS_WEAK_SQUARES as u16, 2),
+            (id::KS_ZONE_PAWNS as u16, 3),
+            (id::KS_BASE as u16, 1),
+        ];
+        want.sort_unstable();
+        assert_eq!(white, want);
+        assert!(t.danger[1].is_empty());
+        // The total applies the non-linear function to the sum: moving one entry's weight
+        // moves the evaluation by the function's change, not by count × weight.
+        let mut values = VALUES.to_vec();
+        let sum = |v: &[S]| {
+            want.iter()
+                .fold(S::default(), |d, &(i, c)| d + v[i as usize] * c)
+        };
+        let before = t.total(&values);
+        values[id::KS_BASE] += S::new(100, 100);
+        let after = t.total(&values);
+        assert_eq!(
+            after - before,
+            king_danger(sum(&values)) - king_danger(sum(&VALUES))
+        );
+        assert_eq!(king_danger(S::new(-50, -50)), S::default());
+        assert_eq!(king_danger(S::new(360, 400)), S::new(180, 20));
+        assert_eq!(king_danger(S::new(5000, 9000)), S::new(1388, 100));
     }
 }
