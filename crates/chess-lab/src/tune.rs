@@ -96,7 +96,12 @@ pub struct TuneArgs {
     /// Fit only these parameters (names as for --freeze) and keep every other at its
     /// starting value: the complement of --freeze, for fitting a few new terms in a file of
     /// hundreds.
-    #[arg(long, value_name = "NAME[,NAME]", value_delimiter = ',', conflicts_with = "freeze")]
+    #[arg(
+        long,
+        value_name = "NAME[,NAME]",
+        value_delimiter = ',',
+        conflicts_with = "freeze"
+    )]
     pub fit: Vec<String>,
     /// Keep at its starting value every weight with the support of fewer than N training
     /// positions (positions it moves, each counted by its middlegame share for an mg weight
@@ -1411,7 +1416,10 @@ mod tests {
         let e = frozen_mask(&["KS_SAFE_CHECK[0]".into()], &[])
             .unwrap_err()
             .to_string();
-        assert!(e.contains("`KS_SAFE_CHECK[0]` is not a parameter name"), "{e}");
+        assert!(
+            e.contains("`KS_SAFE_CHECK[0]` is not a parameter name"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1625,13 +1633,27 @@ mod tests {
             })
             .collect();
         let d = Dataset::build(&labs, 0.0, 1);
-        let applied = (0..d.len()).filter(|&i| d.dstart[i + 1] > d.dstart[i]).count();
-        assert!(applied > 20, "the king danger applied in {applied} positions");
+        let applied = (0..d.len())
+            .filter(|&i| d.dstart[i + 1] > d.dstart[i])
+            .count();
+        assert!(
+            applied > 20,
+            "the king danger applied in {applied} positions"
+        );
         // Off the integers: at integer weights a danger sum can sit exactly on the kink of
-        // the function at 0 (10 per hit twice, −20 without a queen), where no slope exists.
+        // the function at 0, where no slope exists. The danger's entries at 30 each, whatever
+        // the embedded weights are, so that every sum is on the function's rising part (an
+        // endgame sum the fit made negative has no slope to check).
         let w: Vec<f64> = VALUES
             .iter()
-            .flat_map(|s| [f64::from(s.mg) + 0.123, f64::from(s.eg) + 0.123])
+            .enumerate()
+            .flat_map(|(i, s)| {
+                if NAMES[i].starts_with("KS_") {
+                    [30.123, 30.123]
+                } else {
+                    [f64::from(s.mg) + 0.123, f64::from(s.eg) + 0.123]
+                }
+            })
             .collect();
         let targets = d.result.clone();
         let k = 1.0;
@@ -1641,7 +1663,10 @@ mod tests {
         };
         let grad = pass(&d, &w, k, &targets, None, 1).grad;
         for (name, j) in [
-            ("KS_ATTACK_UNITS[3] mg", 2 * (params::id::KS_ATTACK_UNITS + 3)),
+            (
+                "KS_ATTACK_UNITS[3] mg",
+                2 * (params::id::KS_ATTACK_UNITS + 3),
+            ),
             ("KS_ATTACK_UNITS[0] eg", 2 * params::id::KS_ATTACK_UNITS + 1),
             ("KS_SAFE_CHECK[2] mg", 2 * (params::id::KS_SAFE_CHECK + 2)),
             ("KS_BASE mg", 2 * params::id::KS_BASE),

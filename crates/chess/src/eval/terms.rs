@@ -259,7 +259,10 @@ pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
                 d.add(p!(KS_SAFE_CHECK[k]), (squares & safe).count_ones() as i32);
             }
             d.add(p!(KS_NO_QUEEN), i32::from(no_queen));
-            d.add(p!(KS_ZONE_PAWNS), (zone.0 & their_pawns).count_ones() as i32);
+            d.add(
+                p!(KS_ZONE_PAWNS),
+                (zone.0 & their_pawns).count_ones() as i32,
+            );
             d.add(p!(KS_BASE), 1);
             out.danger[c] = king_danger(d.d);
         }

@@ -270,7 +270,13 @@ mod tests {
         let mut owner = vec![usize::MAX; COUNT];
         for b in pool("holdout.epd") {
             let tiers = trace_tiers(&b);
-            assert!(tiers[0].danger.iter().chain(&tiers[1].danger).all(Vec::is_empty));
+            assert!(
+                tiers[0]
+                    .danger
+                    .iter()
+                    .chain(&tiers[1].danger)
+                    .all(Vec::is_empty)
+            );
             for &(id, _) in tiers[2].danger.iter().flatten() {
                 assert!(
                     tiers.iter().all(|t| t.coef[id as usize] == 0),
