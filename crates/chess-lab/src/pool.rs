@@ -617,7 +617,10 @@ pub fn search_pool<P: Probe + Send, S: Send>(
     )
 }
 
-/// A progress bar on stderr counting `what`.
+/// A progress bar on stderr counting `what`. A bar draws nothing when stderr is not a
+/// terminal (a log file under `nohup`, a Slurm job, CI), so then a plain line
+/// ([`progress_line`]) is written once a minute instead, until the bar is finished or
+/// dropped: a ten-minute run in a log still says how far it is.
 pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(
@@ -627,7 +630,56 @@ pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
         .expect("valid template")
         .progress_chars("=> "),
     );
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let weak = bar.downgrade();
+        let what = what.to_owned();
+        std::thread::spawn(move || {
+            let every = std::time::Duration::from_secs(60);
+            let mut last = Instant::now();
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                let Some(bar) = weak.upgrade() else { return };
+                if bar.is_finished() {
+                    return;
+                }
+                if last.elapsed() >= every {
+                    last = Instant::now();
+                    eprintln!("{}", progress_line(&bar, &what));
+                }
+            }
+        });
+    }
     bar
+}
+
+/// The bar's state as one line for a log: `prefix: pos/len what (pct %), msg, elapsed` (no
+/// total when the length is unknown, i.e. 0).
+pub(crate) fn progress_line(bar: &ProgressBar, what: &str) -> String {
+    let (pos, len) = (bar.position(), bar.length().unwrap_or(0));
+    let mut s = bar.prefix().to_string();
+    if !s.is_empty() {
+        s.push_str(": ");
+    }
+    if len > 0 {
+        s.push_str(&format!(
+            "{pos}/{len} {what} ({:.1} %)",
+            100.0 * pos as f64 / len as f64
+        ));
+    } else {
+        s.push_str(&format!("{pos} {what}"));
+    }
+    let msg = bar.message();
+    if !msg.is_empty() {
+        s.push_str(&format!(", {msg}"));
+    }
+    let secs = bar.elapsed().as_secs();
+    s.push_str(&format!(
+        ", {}:{:02}:{:02} elapsed",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    ));
+    s
 }
 
 /// Play the games missing from the raw file; returns how many were played now.
@@ -907,6 +959,23 @@ pub fn read_pool(path: &Path, limit: Option<usize>) -> Result<Vec<PoolPosition>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a log gets instead of a bar: position, length, share, message, prefix.
+    #[test]
+    fn progress_lines_say_how_far() {
+        let bar = progress(200, "epochs");
+        bar.set_prefix("tune");
+        bar.set_position(50);
+        bar.set_message("hold-out 0.0801");
+        let line = progress_line(&bar, "epochs");
+        assert!(
+            line.starts_with("tune: 50/200 epochs (25.0 %), hold-out 0.0801, 0:00:0"),
+            "{line}"
+        );
+        let open = ProgressBar::new(0);
+        open.set_position(7);
+        assert!(progress_line(&open, "games").starts_with("7 games, "));
+    }
 
     fn cand(game: u32, bucket: u8) -> Candidate {
         Candidate {
