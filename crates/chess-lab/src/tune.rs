@@ -1569,25 +1569,35 @@ mod tests {
         assert!(!h1.is_empty() && h1.len() < n1, "{} of {n1}", h1.len());
     }
 
+    /// The first `n` positions of a committed pool, each labelled by `label(index, line)`
+    /// with its (result, game group), no score.
+    fn pool_labs(name: &str, n: usize, label: impl Fn(usize, &str) -> (f64, u64)) -> Vec<Labelled> {
+        let path = format!(
+            "{}/../../data/chess/pools/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .take(n)
+            .enumerate()
+            .map(|(i, l)| {
+                let (result, group) = label(i, l);
+                Labelled {
+                    board: parse_fen(l.split(';').next().unwrap().trim()).unwrap(),
+                    result,
+                    score: None,
+                    group,
+                }
+            })
+            .collect()
+    }
+
     /// The tuner's float evaluation is the engine's (up to the engine's integer rounding:
     /// the taper's and the king danger's, under 2 cp together).
     #[test]
     fn dataset_eval_matches_the_engine() {
-        let path = format!(
-            "{}/../../data/chess/pools/holdout.epd",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(path).unwrap();
-        let labs: Vec<Labelled> = text
-            .lines()
-            .take(3000)
-            .map(|l| Labelled {
-                board: parse_fen(l.split(';').next().unwrap().trim()).unwrap(),
-                result: 0.5,
-                score: None,
-                group: lab_group(l),
-            })
-            .collect();
+        let labs = pool_labs("holdout.epd", 3000, |_, l| (0.5, lab_group(l)));
         let d = Dataset::build(&labs, 5.0, 2);
         let w: Vec<f64> = VALUES
             .iter()
@@ -1616,22 +1626,7 @@ mod tests {
     /// the loss agree with it, entry by entry.
     #[test]
     fn the_gradient_is_the_slope_of_the_loss() {
-        let path = format!(
-            "{}/../../data/chess/pools/calib.epd",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(path).unwrap();
-        let labs: Vec<Labelled> = text
-            .lines()
-            .take(4000)
-            .enumerate()
-            .map(|(i, l)| Labelled {
-                board: parse_fen(l.split(';').next().unwrap().trim()).unwrap(),
-                result: [0.0, 0.5, 1.0][i % 3],
-                score: None,
-                group: i as u64,
-            })
-            .collect();
+        let labs = pool_labs("calib.epd", 4000, |i, _| ([0.0, 0.5, 1.0][i % 3], i as u64));
         let d = Dataset::build(&labs, 0.0, 1);
         let applied = (0..d.len())
             .filter(|&i| d.dstart[i + 1] > d.dstart[i])
