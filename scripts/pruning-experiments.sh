@@ -172,6 +172,10 @@ run nnue5 68 nnue-5 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 # actuary-4 engine's games; its recipe and the run it was chosen over in
 # data/chess/nets/README.md) against the fourth (the embedded default until it wins), by file.
 run nnue6 69 nnue-6 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-6.nnue" nnue-4 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-4.nnue" 2+0.02 30000 "elo0=0 elo1=10"
+# The seventh generation (chunks 1-21: three sittings of the actuary-6 engine's games added;
+# its recipe and the run it was chosen over in data/chess/nets/README.md) against the sixth
+# (the embedded default until it wins), by file.
+run nnue7 71 nnue-7 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-7.nnue" nnue-6 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-6.nnue" 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33: the SPSA tune's values (docs/tune/spsa/values.txt, written by scripts/spsa-search.sh)
 # against the defaults. Only when named: the values change as the tune goes on.
 case " $WANT " in *" spsa "*)
