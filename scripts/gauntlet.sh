@@ -21,6 +21,9 @@
 # docs/chess/gauntlet/gauntlet-ethereal.*; same control, book, seed and Hash.
 # SET=toga plays Toga II alone (issue 34's 200 games), in OUT/gauntlet-toga.pgn and
 # docs/chess/gauntlet/gauntlet-toga.*; same control, book, seed and Hash.
+# TAG=WORD appends -WORD to the files' name (e.g. TAG=actuary7: OUT/gauntlet-ethereal-actuary7.pgn,
+# docs/chess/gauntlet/gauntlet-ethereal-actuary7.*), so a new build's gauntlet neither resumes
+# nor overwrites an earlier build's games.
 set -eu
 MODE=play
 if [ "${1:-}" = "--checkpoint" ]; then MODE=checkpoint; shift; fi
@@ -35,6 +38,11 @@ toga) NAME=gauntlet-toga ;;
 stockfish) NAME=gauntlet-stockfish ;;
 *) echo "gauntlet: SET=$SET is not a set (ethereal-toga, ethereal, toga or stockfish)" >&2; exit 2 ;;
 esac
+TAG=${TAG:-}
+case "$TAG" in
+*[!A-Za-z0-9_.-]*) echo "gauntlet: TAG=$TAG may hold only letters, digits, '.', '_' and '-'" >&2; exit 2 ;;
+esac
+NAME=$NAME${TAG:+-$TAG}
 SF_ELO=${SF_ELO:-2600}
 STOCKFISH=${STOCKFISH:-/usr/games/stockfish}
 ACTUARY=${ACTUARY:-$ROOT/target/release/actuary}
@@ -90,4 +98,4 @@ exec "$ARBITER" \
   --engine name=ethereal-12 cmd="$ETHEREAL" option.Hash=64 \
   --engine name=toga2 cmd="$TOGA" option.Hash=64 \
   --tc 10+0.1 --games "$GAMES" --concurrency 2 --book "$BOOK" --book-order random --seed 20 \
-  --pgn "$OUT/gauntlet.pgn" --report "$OUT/gauntlet.json" --resume
+  --pgn "$OUT/$NAME.pgn" --report "$OUT/$NAME.json" --resume

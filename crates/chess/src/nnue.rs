@@ -52,7 +52,7 @@ pub const MAX_BUCKETS: usize = 16;
 
 /// The committed network, embedded at build time (its SHA-256, training data and
 /// hyper-parameters: data/chess/nets/README.md).
-pub const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-6.nnue");
+pub const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-7.nnue");
 /// The default evaluation's identity for files whose games it plays (`nnue:` and the embedded
 /// net's checksum): a resumed file refuses games of another evaluation.
 pub fn embedded_id() -> String {
