@@ -246,6 +246,17 @@ enum ModelAction {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Average two models of one layout entry by entry and write the result: a state's value
+    /// is then the mean of the two models' values (their ensemble, at one model's cost).
+    Average {
+        /// The first model file.
+        first: PathBuf,
+        /// The second model file (the same layout).
+        second: PathBuf,
+        /// Where to write the average (a name ending in .zst is compressed).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Copy the tables into 5 fill buckets, each starting as the source tables.
     Promote {
         /// The model file to read.
@@ -359,6 +370,23 @@ pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
                 model::class_mean(&t)
             };
             let hash = model::save(&t, &out, false)?;
+            print_line(&format!(
+                "{n} entries changed; wrote {} (sha256 {hash})",
+                out.display()
+            ))
+        }
+        ModelAction::Average { first, second, out } => {
+            // a missing second file is found before the first (gigabytes) is read
+            for f in [&first, &second] {
+                std::fs::metadata(f).with_context(|| f.display().to_string())?;
+            }
+            let (a, _) = model::load(&first, false)?;
+            let (b, _) = model::load(&second, false)?;
+            let n = model::average_into(&a, &b).with_context(|| {
+                format!("averaging {} with {}", first.display(), second.display())
+            })?;
+            drop(b);
+            let hash = model::save(&a, &out, false)?;
             print_line(&format!(
                 "{n} entries changed; wrote {} (sha256 {hash})",
                 out.display()

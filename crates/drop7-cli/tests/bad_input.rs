@@ -78,6 +78,14 @@ fn make_models(d: &Path) {
     )
     .unwrap();
     std::fs::write(d.join("old-nosidecar.bin.zst"), &v1z).unwrap();
+    // another layout (refused by `model average` beside good.bin.zst)
+    let other = Tables::new(
+        Layout::parse("win32,phase=none").unwrap(),
+        OPTIMISTIC_TOTAL,
+        false,
+    )
+    .unwrap();
+    model::save(&other, &d.join("win32.bin.zst"), false).unwrap();
     // NaN and infinite weights
     let nan = Tables::new(
         Layout::parse("win23,phase=none").unwrap(),

@@ -18,6 +18,9 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// Two models that must share a layout (to be averaged) do not.
+    #[error("the layouts differ: `{0}` and `{1}`")]
+    LayoutsDiffer(String, String),
     #[error("layout `{0}` already has fill buckets")]
     AlreadyFilled(String),
     /// A policy name or model reference that does not parse or resolve.

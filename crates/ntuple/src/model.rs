@@ -947,6 +947,32 @@ pub fn class_mean(t: &Tables) -> u64 {
     changed
 }
 
+/// Weight-space average of two models of one layout, written into `a`: every entry becomes
+/// `(a + b) / 2`, summed in f64 and rounded once. Why this is the two models' ensemble at no
+/// cost in play: a state's value is the sum of its active entries, so the averaged tables
+/// value every state at the mean of the two models' values (to f32 rounding), with one
+/// model's memory and one model's time a leaf. An entry only one model updated averages with
+/// the other's starting value, which is what that model values the pattern at. Returns how
+/// many entries changed; refuses two layouts.
+pub fn average_into(a: &Tables, b: &Tables) -> Result<u64, Error> {
+    if a.layout != b.layout {
+        return Err(Error::LayoutsDiffer(
+            a.layout.to_string(),
+            b.layout.to_string(),
+        ));
+    }
+    let mut changed = 0;
+    for (x, y) in a.weights.iter().zip(&b.weights) {
+        let (p, q) = (x.load(Relaxed), y.load(Relaxed));
+        if p != q {
+            let m = (f32::from_bits(p) as f64 + f32::from_bits(q) as f64) / 2.0;
+            x.store((m as f32).to_bits(), Relaxed);
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}
+
 /// Promote to fill buckets: a new table set with `fill` whose every bucket starts as a copy
 /// of the source weights (so the promoted model plays exactly like the source until trained).
 pub fn promote(t: &Tables, fill: crate::layout::Fill, trainable: bool) -> Result<Tables, Error> {
@@ -1322,6 +1348,31 @@ mod tests {
         assert_eq!((s.mean, s.min, s.max), (None, None, None));
         let j = serde_json::to_value(&s).unwrap();
         assert!(j["mean"].is_null() && j["nan"] == t.layout.total);
+    }
+
+    #[test]
+    fn averaging_is_the_mean_of_the_two_models() {
+        let _heavy = crate::heavy_test();
+        let a = small_frozen(); // entries 0, 5, 123,456 and 29,999,999 set, the rest at start
+        let b = fresh("win23,phase=none", false);
+        let init = b.initial_weight();
+        b.set_weight(5, 0.25); // both set: the mean of -2.25 and 0.25
+        b.set_weight(7, 2.0); // only b set: the mean with a's starting value
+        b.set_weight(123_456, 3.0); // both set to the same value: no change
+        assert_eq!(average_into(&a, &b).unwrap(), 4);
+        assert_eq!(a.weight(0), (1.5 + init) / 2.0);
+        assert_eq!(a.weight(5), -1.0);
+        assert_eq!(a.weight(7), (2.0 + init) / 2.0);
+        assert_eq!(a.weight(123_456), 3.0);
+        assert_eq!(a.weight(29_999_999), (0.5 + init) / 2.0);
+        assert_eq!(a.weight(8), init);
+        // a state's value is the mean of the two models' values
+        let s = [0u64, 5, 7, 8];
+        let (va, vb) = (small_frozen().value(&s), b.value(&s));
+        assert!((a.value(&s) - (va + vb) / 2.0).abs() < 1e-5);
+        let other = fresh("win32,phase=none", false);
+        let e = average_into(&a, &other).unwrap_err().to_string();
+        assert!(e.contains("win32") && e.contains("win23"), "{e}");
     }
 
     #[test]
