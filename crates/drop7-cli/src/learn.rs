@@ -247,13 +247,17 @@ enum ModelAction {
         out: PathBuf,
     },
     /// Average two models of one layout entry by entry and write the result: a state's value
-    /// is then the mean of the two models' values (their ensemble, at one model's cost).
+    /// is then the mean of the two models' values (their ensemble, at one model's cost in
+    /// play). Both models are held in memory at once (8 GB for a 10^9-entry layout). An entry
+    /// only one model updated is no longer at its starting value afterwards, so `model edit`
+    /// (which changes never-updated entries) is applied to each model before, not after.
     Average {
         /// The first model file.
         first: PathBuf,
         /// The second model file (the same layout).
         second: PathBuf,
-        /// Where to write the average (a name ending in .zst is compressed).
+        /// Where to write the average (may be FIRST or SECOND: it is written after both are
+        /// read; a name ending in .zst is compressed).
         #[arg(long)]
         out: PathBuf,
     },
@@ -376,15 +380,25 @@ pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
             ))
         }
         ModelAction::Average { first, second, out } => {
-            // a missing second file is found before the first (gigabytes) is read
+            let context = || format!("averaging {} with {}", first.display(), second.display());
+            // What the headers show (a missing file, not a model, two layouts) is refused before
+            // gigabytes of weights are read; a pack's layout is known only once it is read.
+            let mut layouts = Vec::new();
             for f in [&first, &second] {
-                std::fs::metadata(f).with_context(|| f.display().to_string())?;
+                if ntuple::pack::is_pack(f) {
+                    continue;
+                }
+                layouts.push(model::read_info(f)?.layout.to_string());
+            }
+            if let [a, b] = &layouts[..]
+                && a != b
+            {
+                return Err(ntuple::Error::LayoutsDiffer(a.clone(), b.clone()))
+                    .with_context(context);
             }
             let (a, _) = model::load(&first, false)?;
             let (b, _) = model::load(&second, false)?;
-            let n = model::average_into(&a, &b).with_context(|| {
-                format!("averaging {} with {}", first.display(), second.display())
-            })?;
+            let n = model::average_into(&a, &b).with_context(context)?;
             drop(b);
             let hash = model::save(&a, &out, false)?;
             print_line(&format!(

@@ -368,6 +368,26 @@ fn train_resume_and_model_files() {
         zeroed.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // the average of the model and its zeroed edit: no entry is left at the starting value
+    // (each never-updated one is half of it), and it plays
+    let avg = d.join("avg.bin.zst");
+    let out = drop7(&[
+        "model",
+        "average",
+        model.to_str().unwrap(),
+        zeroed.to_str().unwrap(),
+        "--out",
+        avg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("entries changed"));
+    let out = drop7(&["model", "info", avg.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let info: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(info["stats"]["untouched"], 0);
+    let arm = format!("ntuple-1ply@{}", avg.display());
+    let out = drop7(&["play", "--policy", &arm, "--seeds", "0x77:2", "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
     // the n-tuple policies play from a model file
     let arm = format!("ntuple-1ply@{}", zeroed.display());
     let out = drop7(&["play", "--policy", &arm, "--seeds", "0x77:2", "--quiet"]);

@@ -948,11 +948,12 @@ pub fn class_mean(t: &Tables) -> u64 {
 }
 
 /// Weight-space average of two models of one layout, written into `a`: every entry becomes
-/// `(a + b) / 2`, summed in f64 and rounded once. Why this is the two models' ensemble at no
-/// cost in play: a state's value is the sum of its active entries, so the averaged tables
-/// value every state at the mean of the two models' values (to f32 rounding), with one
-/// model's memory and one model's time a leaf. An entry only one model updated averages with
-/// the other's starting value, which is what that model values the pattern at. Returns how
+/// `(a + b) / 2`, summed in f64 so that two large finite weights cannot overflow to infinity
+/// (halving is exact, so the result is rounded once either way). Why this is the two models'
+/// ensemble at no cost in play: a state's value is the sum of its active entries, so the
+/// averaged tables value every state at the mean of the two models' values (to f32 rounding),
+/// with one model's memory and one model's time a leaf. An entry only one model updated
+/// averages with the other's value for it (its starting value unless edited). Returns how
 /// many entries changed; refuses two layouts.
 pub fn average_into(a: &Tables, b: &Tables) -> Result<u64, Error> {
     if a.layout != b.layout {
@@ -966,8 +967,12 @@ pub fn average_into(a: &Tables, b: &Tables) -> Result<u64, Error> {
         let (p, q) = (x.load(Relaxed), y.load(Relaxed));
         if p != q {
             let m = (f32::from_bits(p) as f64 + f32::from_bits(q) as f64) / 2.0;
-            x.store((m as f32).to_bits(), Relaxed);
-            changed += 1;
+            let m = (m as f32).to_bits();
+            // neighbouring values (or +0 and -0) can round back to `p`: not a change
+            if m != p {
+                x.store(m, Relaxed);
+                changed += 1;
+            }
         }
     }
     Ok(changed)
@@ -1359,16 +1364,21 @@ mod tests {
         b.set_weight(5, 0.25); // both set: the mean of -2.25 and 0.25
         b.set_weight(7, 2.0); // only b set: the mean with a's starting value
         b.set_weight(123_456, 3.0); // both set to the same value: no change
-        assert_eq!(average_into(&a, &b).unwrap(), 4);
+        let big = 2f32.powi(127); // a sum in f32 would overflow to infinity
+        a.set_weight(9, big);
+        b.set_weight(9, 1.5 * big);
+        let s = [0u64, 5, 7, 8];
+        let (va, vb) = (a.value(&s), b.value(&s));
+        assert_eq!(average_into(&a, &b).unwrap(), 5);
         assert_eq!(a.weight(0), (1.5 + init) / 2.0);
         assert_eq!(a.weight(5), -1.0);
         assert_eq!(a.weight(7), (2.0 + init) / 2.0);
+        assert_eq!(a.weight(9), 1.25 * big);
         assert_eq!(a.weight(123_456), 3.0);
         assert_eq!(a.weight(29_999_999), (0.5 + init) / 2.0);
         assert_eq!(a.weight(8), init);
+        assert_eq!((b.weight(5), b.weight(9)), (0.25, 1.5 * big)); // b is left as it was
         // a state's value is the mean of the two models' values
-        let s = [0u64, 5, 7, 8];
-        let (va, vb) = (small_frozen().value(&s), b.value(&s));
         assert!((a.value(&s) - (va + vb) / 2.0).abs() < 1e-5);
         let other = fresh("win32,phase=none", false);
         let e = average_into(&a, &other).unwrap_err().to_string();
