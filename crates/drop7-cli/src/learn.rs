@@ -381,25 +381,7 @@ pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
         }
         ModelAction::Average { first, second, out } => {
             let context = || format!("averaging {} with {}", first.display(), second.display());
-            // What the headers show (a missing file, not a model, two layouts) is refused before
-            // gigabytes of weights are read; a pack's layout is known only once it is read.
-            let mut layouts = Vec::new();
-            for f in [&first, &second] {
-                if ntuple::pack::is_pack(f) {
-                    continue;
-                }
-                layouts.push(model::read_info(f)?.layout.to_string());
-            }
-            if let [a, b] = &layouts[..]
-                && a != b
-            {
-                return Err(ntuple::Error::LayoutsDiffer(a.clone(), b.clone()))
-                    .with_context(context);
-            }
-            let (a, _) = model::load(&first, false)?;
-            let (b, _) = model::load(&second, false)?;
-            let n = model::average_into(&a, &b).with_context(context)?;
-            drop(b);
+            let (a, n) = model::average_files(&first, &second).with_context(context)?;
             let hash = model::save(&a, &out, false)?;
             print_line(&format!(
                 "{n} entries changed; wrote {} (sha256 {hash})",

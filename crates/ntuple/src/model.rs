@@ -978,6 +978,29 @@ pub fn average_into(a: &Tables, b: &Tables) -> Result<u64, Error> {
     Ok(changed)
 }
 
+/// [`average_into`] for two files: reads both and returns the average and how many entries
+/// changed. Why the headers are compared first: a missing file, a file that is not a model or
+/// two layouts are refused before gigabytes of weights are read (a pack's layout is known only
+/// once it is read, so a pair with a pack is compared after loading). Both models are in memory
+/// at once while they are averaged.
+pub fn average_files(first: &Path, second: &Path) -> Result<(Tables, u64), Error> {
+    let mut layouts = Vec::with_capacity(2);
+    for f in [first, second] {
+        if !crate::pack::is_pack(f) {
+            layouts.push(read_info(f)?.layout.to_string());
+        }
+    }
+    if let [a, b] = &layouts[..]
+        && a != b
+    {
+        return Err(Error::LayoutsDiffer(a.clone(), b.clone()));
+    }
+    let (a, _) = load(first, false)?;
+    let (b, _) = load(second, false)?;
+    let changed = average_into(&a, &b)?;
+    Ok((a, changed))
+}
+
 /// Promote to fill buckets: a new table set with `fill` whose every bucket starts as a copy
 /// of the source weights (so the promoted model plays exactly like the source until trained).
 pub fn promote(t: &Tables, fill: crate::layout::Fill, trainable: bool) -> Result<Tables, Error> {
@@ -1383,6 +1406,40 @@ mod tests {
         let other = fresh("win32,phase=none", false);
         let e = average_into(&a, &other).unwrap_err().to_string();
         assert!(e.contains("win32") && e.contains("win23"), "{e}");
+    }
+
+    /// Two layouts are refused from the headers alone: the second file below is only a header
+    /// and 16 bytes of weights, so reading its weights would fail as a truncation instead.
+    #[test]
+    fn average_files_compares_headers_before_reading_weights() {
+        let _heavy = crate::heavy_test();
+        let a = small_frozen();
+        let (dir, pa) = tmp("a.bin");
+        save(&a, &pa, false).unwrap();
+        let other = Layout::parse("win32,phase=none").unwrap();
+        let spec = other.to_string();
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend((spec.len() as u32).to_le_bytes());
+        bytes.extend(spec.as_bytes());
+        bytes.extend(other.total.to_le_bytes());
+        bytes.push(0);
+        bytes.extend([0u8; 16]);
+        let pb = dir.path().join("b.bin");
+        std::fs::write(&pb, &bytes).unwrap();
+        let e = average_files(&pa, &pb).err().expect("two layouts");
+        assert!(matches!(e, Error::LayoutsDiffer(..)), "{e}");
+        // the same header read past: the truncation is what refuses it
+        let e = load(&pb, false).err().expect("a truncation").to_string();
+        assert!(e.contains("truncated"), "{e}");
+        // a missing file is named
+        let missing = dir.path().join("none.bin");
+        let e = average_files(&pa, &missing).err().expect("a missing file");
+        let e = e.to_string();
+        assert!(e.contains("none.bin"), "{e}");
+        // a model averaged with itself changes nothing
+        let (m, changed) = average_files(&pa, &pa).unwrap();
+        assert_eq!(changed, 0);
+        assert!(same(&a, &m));
     }
 
     #[test]
