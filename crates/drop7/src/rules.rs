@@ -176,6 +176,17 @@ fn nonzero_nibbles(x: u32) -> u32 {
     (x | x >> 1 | x >> 2 | x >> 3) & NIBBLE_ONES
 }
 
+/// Bit 3 of each of the seven nibbles.
+const HIGH_BITS: u32 = NIBBLE_ONES << 3;
+
+/// `nonzero_nibbles_high(x)`: bit 4k + 3 set iff nibble k of `x` (k < 7) is non-zero. Four
+/// operations where [`nonzero_nibbles`] takes seven: the low three bits of a nibble plus 7
+/// carry into its bit 3 exactly when one of them is set, and never into the next nibble.
+#[inline(always)]
+fn nonzero_nibbles_high(x: u32) -> u32 {
+    (((x & 0x0777_7777) + 0x0777_7777) | x) & HIGH_BITS
+}
+
 /// Stable compaction of a column's non-zero nibbles towards the bottom (gravity).
 #[inline]
 fn compact(mut w: u32) -> u32 {
@@ -230,9 +241,11 @@ fn resolve<R: RevealSource, O: MoveObserver>(
         for c in 0..SIZE {
             let occ = fill[c] & NIBBLE_ONES;
             let run = left[c] + right[c] - occ;
-            let row_miss = nonzero_nibbles(run ^ w[c]);
-            let col_miss = nonzero_nibbles(w[c] ^ (h[c] * NIBBLE_ONES));
-            pop[c] = occ & !(row_miss & col_miss);
+            // a disc pops when its value equals its row run or its column's height: flagged
+            // in bit 3 of its nibble, then moved to bit 0
+            let miss = nonzero_nibbles_high(run ^ w[c])
+                & nonzero_nibbles_high(w[c] ^ (h[c] * NIBBLE_ONES));
+            pop[c] = ((fill[c] & HIGH_BITS) & !miss) >> 3;
             any |= pop[c];
         }
         if any == 0 {

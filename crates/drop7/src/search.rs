@@ -7,7 +7,7 @@
 //! `score − 1,000,000`. Children are canonicalised (mirrored when the mirror is smaller).
 
 use crate::board::{Board, SIZE};
-use crate::fair_leaf::{board_part, finish};
+use crate::fair_leaf::{Prepared, board_part, prepare};
 use crate::game::{CENTER_ORDER, PublicState};
 use crate::rng::{GOLDEN, MURMUR_C, mix32};
 use crate::rules::{RevealSource, play_move};
@@ -40,25 +40,31 @@ pub trait Leaf: Send {
 }
 
 /// The frozen 18-term fair leaf, with a one-board cache: the K samples of a move that
-/// reveals nothing share one board and differ only in the next disc, so the 16 board terms
-/// are computed once (bit-identical: the cached part is the reference's partial sum).
+/// reveals nothing share one board and moves-until-rise and differ only in the next disc, so
+/// the board terms and the rise pressure are computed once ([`Prepared`]; bit-identical: what
+/// is cached is the reference's own partial sum).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FairLeaf {
-    last: Option<(Board, f64)>,
+    last: Option<(Board, f64, u8, Prepared)>,
 }
 
 impl Leaf for FairLeaf {
     #[inline]
     fn value(&mut self, board: &Board, next: u8, moves_remaining: u8) -> f64 {
-        let partial = match self.last {
-            Some((b, p)) if b == *board => p,
-            _ => {
-                let p = board_part(board);
-                self.last = Some((*board, p));
-                p
+        match &mut self.last {
+            Some((b, _, mr, p)) if *b == *board && *mr == moves_remaining => p.value(next),
+            Some((b, partial, mr, p)) if *b == *board => {
+                *mr = moves_remaining;
+                *p = prepare(*partial, board, moves_remaining);
+                p.value(next)
             }
-        };
-        finish(partial, board, next, moves_remaining)
+            _ => {
+                let partial = board_part(board);
+                let p = prepare(partial, board, moves_remaining);
+                self.last = Some((*board, partial, moves_remaining, p));
+                p.value(next)
+            }
+        }
     }
 }
 
