@@ -187,6 +187,16 @@ fn nonzero_nibbles_high(x: u32) -> u32 {
     (((x & 0x0777_7777) + 0x0777_7777) | x) & HIGH_BITS
 }
 
+/// The sum of the seven nibbles of `x`, each at most 7 (the pops of one elevation over the
+/// seven columns). Why not `count_ones` on each column: without a target CPU the build has no
+/// popcount instruction, and seven software popcounts cost more than the whole pass's test.
+#[inline(always)]
+fn nibble_sum(x: u32) -> u32 {
+    // bytes ≤ 14, their sum ≤ 56: no carry leaves a byte
+    let bytes = (x & 0x0F0F_0F0F) + ((x >> 4) & 0x0F0F_0F0F);
+    bytes.wrapping_mul(0x0101_0101) >> 24
+}
+
 /// Stable compaction of a column's non-zero nibbles towards the bottom (gravity).
 #[inline]
 fn compact(mut w: u32) -> u32 {
@@ -251,11 +261,11 @@ fn resolve<R: RevealSource, O: MoveObserver>(
         if any == 0 {
             return points;
         }
-        let mut cleared = 0u32;
         let mut gray_hit = 0u32;
         let mut hits = [0u32; SIZE];
+        let mut pops_by_elevation = 0u32;
         for c in 0..SIZE {
-            cleared += pop[c].count_ones();
+            pops_by_elevation += pop[c];
             let gray = (w[c] >> 3) & NIBBLE_ONES & fill[c];
             let mut k = (pop[c] << 4) + (pop[c] >> 4);
             if c > 0 {
@@ -267,6 +277,7 @@ fn resolve<R: RevealSource, O: MoveObserver>(
             hits[c] = k & (gray * 0xF);
             gray_hit |= hits[c];
         }
+        let cleared = nibble_sum(pops_by_elevation);
         let mut revealed = 0u32;
         let mut cols = w;
         if gray_hit != 0 {
@@ -353,6 +364,35 @@ mod tests {
         assert_eq!(out.score_delta, 17_046);
         assert!(out.level_advanced);
         assert_eq!((out.placement_waves, out.waves), (1, 2));
+    }
+
+    #[test]
+    fn nibble_sum_adds_every_nibble() {
+        let mut rng = crate::rng::Mulberry32::new(7);
+        for _ in 0..100_000 {
+            let x = rng.next_u32();
+            // seven nibbles, each 0-7 (what seven columns' pops at one elevation can sum to)
+            let v = x & 0x0777_7777;
+            let want: u32 = (0..7).map(|k| (v >> (4 * k)) & 0xF).sum();
+            assert_eq!(nibble_sum(v), want, "{v:#x}");
+        }
+        assert_eq!(nibble_sum(0x0777_7777), 49);
+        assert_eq!(nibble_sum(0), 0);
+    }
+
+    #[test]
+    fn nonzero_nibbles_high_flags_exactly_the_nonzero_nibbles() {
+        let mut rng = crate::rng::Mulberry32::new(8);
+        for _ in 0..100_000 {
+            let x = rng.next_u32() & 0x0FFF_FFFF;
+            // sparse nibbles too: clear a random half of them
+            let x = x & (rng.next_u32() & 0x0101_0101).wrapping_mul(0xF) | x & 0x00F0_F0F0;
+            let want: u32 = (0..7)
+                .filter(|k| (x >> (4 * k)) & 0xF != 0)
+                .map(|k| 8 << (4 * k))
+                .sum();
+            assert_eq!(nonzero_nibbles_high(x), want, "{x:#x}");
+        }
     }
 
     #[test]
