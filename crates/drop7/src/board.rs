@@ -123,15 +123,28 @@ impl Board {
         m
     }
 
+    /// Whether any column is legal (`legal_mask() != 0`): a column word is below 2^24 iff its
+    /// top cell is empty, and subtracting 2^24 then wraps and sets bit 31, so one OR over the
+    /// columns answers, without a branch.
+    #[inline]
+    pub fn any_legal(&self) -> bool {
+        self.cols
+            .iter()
+            .fold(0, |a, &w| a | w.wrapping_sub(1 << 24))
+            >> 31
+            != 0
+    }
+
     /// True if any top-row cell is occupied (a rise is then impossible).
     #[inline]
     pub fn top_row_occupied(&self) -> bool {
-        self.cols.iter().any(|&w| w >> 24 != 0)
+        // one OR over the columns, no early exit: cheaper than seven branches in the hot path
+        self.cols.iter().fold(0, |a, &w| a | w) >> 24 != 0
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.cols.iter().all(|&w| w == 0)
+        self.cols.iter().fold(0, |a, &w| a | w) == 0
     }
 
     /// Number of occupied cells.
@@ -318,6 +331,24 @@ impl std::str::FromStr for Board {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn legal_mask_and_any_legal_follow_the_top_cells() {
+        let mut rng = crate::rng::Mulberry32::new(11);
+        for _ in 0..20_000 {
+            let mut b = Board::default();
+            for c in 0..SIZE {
+                // heights 0-7, full columns common, cells 1-9
+                let h = [0, 3, 6, 7, 7, 7, 7][(rng.next_u32() % 7) as usize];
+                b.cols[c] = (0..h).fold(0, |w, e| w | (1 + rng.next_u32() % 9) << (4 * e));
+            }
+            let want = (0..SIZE)
+                .filter(|&c| b.cell(0, c) == EMPTY)
+                .fold(0u8, |m, c| m | 1 << c);
+            assert_eq!(b.legal_mask(), want, "{b}");
+            assert_eq!(b.any_legal(), want != 0, "{b}");
+        }
+    }
 
     #[test]
     fn start_board_round_trip() {

@@ -3,7 +3,7 @@
 
 use crate::board::{Board, SIZE};
 use crate::rng::{DOMAIN_TRACE, Mulberry32, headless_disc, mix32, reveal_seed};
-use crate::rules::{MOVE_CAP, MOVES_PER_LEVEL, MoveError, MoveObserver, MoveOutcome, play_move};
+use crate::rules::{MOVE_CAP, MOVES_PER_LEVEL, MoveError, MoveObserver, MoveOutcome, play_settled};
 
 /// What a policy may see: the board, the disc to drop and the moves until the rise. Never the
 /// seed, score, level or move number (12 discs identify a seed; docs/design/drop7-SPEC.md §3 security note).
@@ -106,7 +106,8 @@ impl Game {
         observer: &mut O,
     ) -> Result<MoveOutcome, MoveError> {
         let mut reveals = Mulberry32::new(reveal_seed(self.seed, self.moves_played));
-        let out = play_move(
+        // the board of a game is settled between moves (each move resolves until nothing pops)
+        let out = play_settled(
             &mut self.board,
             column,
             self.next,
@@ -137,6 +138,18 @@ pub fn leftmost_column(board: &Board) -> Option<usize> {
     (0..SIZE).find(|&c| board.is_legal(c))
 }
 
+/// Set bits of each 7-bit legal mask: the build targets no particular CPU, so `count_ones`
+/// would be a dozen instructions on every move of the trace policy.
+const SET_BITS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        t[i] = (i as u32).count_ones() as u8;
+        i += 1;
+    }
+    t
+};
+
 /// The reference trace policy: `Mulberry32(mix32(seed ^ "TRAC"))`, one draw per move, plays
 /// `legal[(b·n) >> 32]` over the legal columns in increasing order. It is the one policy
 /// that depends on the seed; it exists to reproduce the reference traces.
@@ -156,7 +169,7 @@ impl TraceRandom {
     #[inline]
     pub fn choose(&mut self, board: &Board) -> Option<usize> {
         let mask = board.legal_mask();
-        let n = mask.count_ones() as u64;
+        let n = SET_BITS[mask as usize] as u64;
         if n == 0 {
             return None;
         }

@@ -39,5 +39,5 @@ pub mod trace;
 
 pub use board::{Board, BoardError};
 pub use game::{Game, PublicState, StateError};
-pub use rules::{MoveError, MoveOutcome, Wave, play_move};
+pub use rules::{MoveError, MoveOutcome, Wave, play_move, play_settled};
 pub use seeds::SeedBlock;

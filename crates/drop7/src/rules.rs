@@ -113,8 +113,47 @@ impl std::error::Error for MoveError {}
 /// count down; on reaching 0 either game over (top row occupied; no bonus) or rise (+17,000,
 /// a fresh solid row, cascade continuing the chain depth, +70,000 if empty); finally game
 /// over if no column is legal.
+///
+/// Exact on any board, settled or not (the step vectors include unsettled ones). Between moves
+/// a board is always settled; [`play_settled`] is the faster equivalent for such boards.
 #[inline]
 pub fn play_move<R: RevealSource, O: MoveObserver>(
+    board: &mut Board,
+    column: usize,
+    disc: u8,
+    moves_remaining: u8,
+    reveals: &mut R,
+    observer: &mut O,
+) -> Result<MoveOutcome, MoveError> {
+    play::<false, R, O>(board, column, disc, moves_remaining, reveals, observer)
+}
+
+/// [`play_move`] for a **settled** board (no disc on it would pop: every board a game or a
+/// search reaches between moves). The placement's first wave is then found from the drop's
+/// column and row alone (nothing else changed), which is most of a move's work when the
+/// drop pops nothing. On an unsettled board the result would miss the pops that were
+/// already due; debug builds assert against the full detection pass on every call.
+#[inline]
+pub fn play_settled<R: RevealSource, O: MoveObserver>(
+    board: &mut Board,
+    column: usize,
+    disc: u8,
+    moves_remaining: u8,
+    reveals: &mut R,
+    observer: &mut O,
+) -> Result<MoveOutcome, MoveError> {
+    play::<true, R, O>(board, column, disc, moves_remaining, reveals, observer)
+}
+
+/// Whether no disc on `board` would pop (the fast form of [`Board::check_settled`]): callers
+/// that take a board from outside check it once, then use [`play_settled`] below it.
+#[inline]
+pub fn is_settled(board: &Board) -> bool {
+    detect(&board.cols).1 == 0
+}
+
+#[inline(always)]
+fn play<const SETTLED: bool, R: RevealSource, O: MoveObserver>(
     board: &mut Board,
     column: usize,
     disc: u8,
@@ -135,11 +174,23 @@ pub fn play_move<R: RevealSource, O: MoveObserver>(
         return Err(MoveError::ColumnFull(column));
     }
     let w = board.cols[column];
-    board.cols[column] = w | (disc as u32) << (4 * column_height(w));
+    let e = column_height(w);
+    board.cols[column] = w | (disc as u32) << (4 * e);
 
     let mut out = MoveOutcome::default();
     let mut depth = 1u32;
-    out.score_delta = resolve(board, &mut depth, reveals, observer, &mut out);
+    let first = if SETTLED {
+        let p = placement_pops(&board.cols, column, e);
+        debug_assert_eq!(
+            p,
+            detect(&board.cols),
+            "play_settled on an unsettled board: {board} (before the drop in column {column})"
+        );
+        Some(p)
+    } else {
+        None
+    };
+    out.score_delta = resolve(board, &mut depth, reveals, observer, &mut out, first);
     out.placement_waves = out.waves;
     if board.is_empty() {
         out.score_delta += CLEAR_BONUS;
@@ -156,14 +207,16 @@ pub fn play_move<R: RevealSource, O: MoveObserver>(
             out.score_delta += RISE_BONUS;
             out.level_advanced = true;
             mr = MOVES_PER_LEVEL;
-            out.score_delta += resolve(board, &mut depth, reveals, observer, &mut out);
+            let first = rise_pops(&board.cols);
+            debug_assert_eq!(first, detect(&board.cols), "rise pops of {board}");
+            out.score_delta += resolve(board, &mut depth, reveals, observer, &mut out, Some(first));
             if board.is_empty() {
                 out.score_delta += CLEAR_BONUS;
                 out.cleared_board = true;
             }
         }
     }
-    if !out.game_over && board.legal_mask() == 0 {
+    if !out.game_over && !board.any_legal() {
         out.game_over = true;
     }
     out.moves_remaining = mr;
@@ -197,67 +250,135 @@ fn nibble_sum(x: u32) -> u32 {
     bytes.wrapping_mul(0x0101_0101) >> 24
 }
 
-/// Stable compaction of a column's non-zero nibbles towards the bottom (gravity).
+/// Column word `w` with the nibbles flagged in `pop` (bit 4k for nibble k) removed and the
+/// ones above moved down (gravity). One step per popped disc, from the highest down so the
+/// lower flags stay in place; a wave pops one or two discs of a column, so this beats a
+/// nibble-by-nibble rebuild (whose data-dependent branch mispredicts).
 #[inline]
-fn compact(mut w: u32) -> u32 {
-    let mut out = 0u32;
-    let mut shift = 0;
-    while w != 0 {
-        let nib = w & 0xF;
-        if nib != 0 {
-            out |= nib << shift;
-            shift += 4;
-        }
-        w >>= 4;
+fn compact(mut w: u32, mut pop: u32) -> u32 {
+    while pop != 0 {
+        let shift = 31 - pop.leading_zeros();
+        pop &= !(1 << shift);
+        let low = (1u32 << shift) - 1;
+        w = (w & low) | ((w >> 4) & !low);
     }
-    out
+    w
+}
+
+/// The full detection pass: `pop[c]` flags (bit 4e) the numbered discs of column `c` that
+/// pop now, on any board; the second value is their union (0: nothing pops).
+#[inline(always)]
+fn detect(w: &[u32; SIZE]) -> ([u32; SIZE], u32) {
+    let mut h = [0u32; SIZE];
+    let mut fill = [0u32; SIZE];
+    for c in 0..SIZE {
+        h[c] = column_height(w[c]);
+        fill[c] = FILL[h[c] as usize];
+    }
+    // Row runs: nibble e of left[c] = length of the occupied run ending at column c in
+    // elevation e, counted from the left; right[c] likewise from the right.
+    let mut left = [0u32; SIZE];
+    let mut right = [0u32; SIZE];
+    let mut acc = 0u32;
+    for c in 0..SIZE {
+        acc = (acc + NIBBLE_ONES) & fill[c];
+        left[c] = acc;
+    }
+    acc = 0;
+    for c in (0..SIZE).rev() {
+        acc = (acc + NIBBLE_ONES) & fill[c];
+        right[c] = acc;
+    }
+    let mut pop = [0u32; SIZE];
+    let mut any = 0u32;
+    for c in 0..SIZE {
+        let occ = fill[c] & NIBBLE_ONES;
+        let run = left[c] + right[c] - occ;
+        // a disc pops when its value equals its row run or its column's height: flagged
+        // in bit 3 of its nibble, then moved to bit 0
+        let miss =
+            nonzero_nibbles_high(run ^ w[c]) & nonzero_nibbles_high(w[c] ^ (h[c] * NIBBLE_ONES));
+        pop[c] = ((fill[c] & HIGH_BITS) & !miss) >> 3;
+        any |= pop[c];
+    }
+    (pop, any)
+}
+
+/// The first wave after a rise (same result as [`detect`] then, on any board: the placement's
+/// cascade left the board settled). Every row moved up whole, keeping its runs, and the new
+/// bottom row is gray; only the column heights changed, each by one.
+#[inline(always)]
+fn rise_pops(w: &[u32; SIZE]) -> ([u32; SIZE], u32) {
+    let mut pop = [0u32; SIZE];
+    let mut any = 0u32;
+    for c in 0..SIZE {
+        let h = column_height(w[c]);
+        pop[c] =
+            (!nonzero_nibbles_high(w[c] ^ (h * NIBBLE_ONES)) & HIGH_BITS & FILL[h as usize]) >> 3;
+        any |= pop[c];
+    }
+    (pop, any)
+}
+
+/// The first wave after a disc landed at elevation `e` of column `c` on a board that was
+/// settled before (same result as [`detect`] then). Only two lines changed: column `c`, whose
+/// height is now `e + 1`, and row `e`, where the new disc may have joined two runs; every
+/// other disc kept its row run and its column height, and none of them popped before.
+#[inline(always)]
+fn placement_pops(w: &[u32; SIZE], c: usize, e: u32) -> ([u32; SIZE], u32) {
+    let sh = 4 * e;
+    let h = e + 1;
+    // column c: discs equal to its new height (bit 3 of their nibble, then bit 0)
+    let col_pop =
+        (!nonzero_nibbles_high(w[c] ^ (h * NIBBLE_ONES)) & HIGH_BITS & FILL[h as usize]) >> 3;
+    // row e as one word, column j in nibble j
+    let mut row = 0u32;
+    for j in 0..SIZE {
+        row |= ((w[j] >> sh) & 0xF) << (4 * j);
+    }
+    // the run through column c: empty columns flagged at bit 4j + 3, a sentinel empty column
+    // 7 at bit 31 and, one nibble up, a sentinel empty column -1 at bit 3
+    let empty = (!nonzero_nibbles_high(row) & HIGH_BITS) | 1 << 31;
+    let first_empty_right = (empty >> (4 * c) << (4 * c)).trailing_zeros() / 4; // b + 1
+    let below = ((empty << 4) | 8) & ((16u32 << (4 * c)) - 1);
+    let run_start = (31 - below.leading_zeros()) / 4; // a
+    let run_len = first_empty_right - run_start;
+    let run_cells = FILL[first_empty_right as usize] & !FILL[run_start as usize];
+    let row_pop = !nonzero_nibbles_high(row ^ (run_len * NIBBLE_ONES)) & HIGH_BITS & run_cells;
+    let mut pop = [0u32; SIZE];
+    if (row_pop | col_pop) == 0 {
+        return (pop, 0);
+    }
+    let mut any = 0u32;
+    for j in 0..SIZE {
+        pop[j] = ((row_pop >> (4 * j + 3)) & 1) << sh;
+    }
+    pop[c] |= col_pop;
+    for j in 0..SIZE {
+        any |= pop[j];
+    }
+    (pop, any)
 }
 
 /// Resolve waves until nothing pops; returns the chain points. `depth` is the depth of the
 /// next wave and is left one past the last wave, so a rise cascade continues the chain.
-#[inline]
+/// `first`: the first wave's pops when the caller found them already ([`placement_pops`]).
+#[inline(always)]
 fn resolve<R: RevealSource, O: MoveObserver>(
     board: &mut Board,
     depth: &mut u32,
     reveals: &mut R,
     observer: &mut O,
     out: &mut MoveOutcome,
+    mut first: Option<([u32; SIZE], u32)>,
 ) -> u32 {
     let mut points = 0u32;
     loop {
         let w = board.cols;
-        let mut h = [0u32; SIZE];
-        let mut fill = [0u32; SIZE];
-        for c in 0..SIZE {
-            h[c] = column_height(w[c]);
-            fill[c] = FILL[h[c] as usize];
-        }
-        // Row runs: nibble e of left[c] = length of the occupied run ending at column c in
-        // elevation e, counted from the left; right[c] likewise from the right.
-        let mut left = [0u32; SIZE];
-        let mut right = [0u32; SIZE];
-        let mut acc = 0u32;
-        for c in 0..SIZE {
-            acc = (acc + NIBBLE_ONES) & fill[c];
-            left[c] = acc;
-        }
-        acc = 0;
-        for c in (0..SIZE).rev() {
-            acc = (acc + NIBBLE_ONES) & fill[c];
-            right[c] = acc;
-        }
-        let mut pop = [0u32; SIZE];
-        let mut any = 0u32;
-        for c in 0..SIZE {
-            let occ = fill[c] & NIBBLE_ONES;
-            let run = left[c] + right[c] - occ;
-            // a disc pops when its value equals its row run or its column's height: flagged
-            // in bit 3 of its nibble, then moved to bit 0
-            let miss = nonzero_nibbles_high(run ^ w[c])
-                & nonzero_nibbles_high(w[c] ^ (h[c] * NIBBLE_ONES));
-            pop[c] = ((fill[c] & HIGH_BITS) & !miss) >> 3;
-            any |= pop[c];
-        }
+        let (pop, any) = match first.take() {
+            Some(p) => p,
+            None => detect(&w),
+        };
         if any == 0 {
             return points;
         }
@@ -266,7 +387,8 @@ fn resolve<R: RevealSource, O: MoveObserver>(
         let mut pops_by_elevation = 0u32;
         for c in 0..SIZE {
             pops_by_elevation += pop[c];
-            let gray = (w[c] >> 3) & NIBBLE_ONES & fill[c];
+            // bit 3 of a nibble: gray (8) or cracked (9); empty nibbles are 0
+            let gray = (w[c] >> 3) & NIBBLE_ONES;
             let mut k = (pop[c] << 4) + (pop[c] >> 4);
             if c > 0 {
                 k += pop[c - 1];
@@ -306,9 +428,7 @@ fn resolve<R: RevealSource, O: MoveObserver>(
             }
         }
         for c in 0..SIZE {
-            if pop[c] != 0 {
-                cols[c] = compact(cols[c] & !(pop[c] * 0xF));
-            }
+            cols[c] = compact(cols[c], pop[c]);
         }
         board.cols = cols;
         let wave_points = cleared * chain_points(*depth);
@@ -393,6 +513,109 @@ mod tests {
                 .sum();
             assert_eq!(nonzero_nibbles_high(x), want, "{x:#x}");
         }
+    }
+
+    /// A random bottom-packed column word: height 0-7, cells 1-9.
+    fn random_column(rng: &mut Mulberry32) -> u32 {
+        let h = rng.next_u32() % 8;
+        (0..h).fold(0, |w, e| w | (1 + rng.next_u32() % 9) << (4 * e))
+    }
+
+    #[test]
+    fn compact_removes_exactly_the_flagged_discs() {
+        // the oracle: clear the flagged nibbles, then rebuild the column nibble by nibble
+        let plain = |w: u32, pop: u32| {
+            let mut rest = w & !(pop * 0xF);
+            let (mut out, mut shift) = (0u32, 0);
+            while rest != 0 {
+                if rest & 0xF != 0 {
+                    out |= (rest & 0xF) << shift;
+                    shift += 4;
+                }
+                rest >>= 4;
+            }
+            out
+        };
+        let mut rng = Mulberry32::new(9);
+        for _ in 0..100_000 {
+            let w = random_column(&mut rng);
+            let pop = rng.next_u32() & FILL[column_height(w) as usize] & NIBBLE_ONES;
+            assert_eq!(compact(w, pop), plain(w, pop), "{w:#x} {pop:#x}");
+        }
+        assert_eq!(compact(0x123_4567, 0x101_0101), 0x246);
+    }
+
+    #[test]
+    fn is_settled_agrees_with_the_cell_by_cell_check() {
+        let mut rng = Mulberry32::new(10);
+        let (mut settled, mut unsettled) = (0, 0);
+        for _ in 0..50_000 {
+            let mut b = Board::default();
+            for c in 0..SIZE {
+                b.cols[c] = random_column(&mut rng);
+            }
+            let want = b.check_settled().is_ok();
+            assert_eq!(is_settled(&b), want, "{b}");
+            if want { settled += 1 } else { unsettled += 1 }
+        }
+        // both answers were exercised
+        assert!(settled > 100 && unsettled > 100, "{settled} {unsettled}");
+    }
+
+    /// `play_settled` against `play_move` (the full detection pass every wave) from every
+    /// position of 300 reference-random games: every legal column, every disc, the game's
+    /// clock and a pending rise, the same reveal stream. (Debug builds also assert each
+    /// shortcut's pops against the full pass inside every call.)
+    #[test]
+    fn settled_play_equals_the_full_detection() {
+        let (mut moves, mut rises, mut waves) = (0u32, 0u32, 0u32);
+        for seed in 0..300u32 {
+            crate::runner::play_trace_random(0x5e77_0000 + seed, |g, _| {
+                for column in 0..SIZE {
+                    if !g.board.is_legal(column) {
+                        continue;
+                    }
+                    for disc in 1..=7u8 {
+                        for mr in [g.moves_remaining, 1] {
+                            let reveal_seed = seed ^ (column as u32) << 8 ^ (disc as u32) << 12;
+                            let (mut a, mut b) = (g.board, g.board);
+                            let full = play_move(
+                                &mut a,
+                                column,
+                                disc,
+                                mr,
+                                &mut Mulberry32::new(reveal_seed),
+                                &mut (),
+                            );
+                            let fast = play_settled(
+                                &mut b,
+                                column,
+                                disc,
+                                mr,
+                                &mut Mulberry32::new(reveal_seed),
+                                &mut (),
+                            );
+                            assert_eq!(
+                                fast, full,
+                                "{} column {column} disc {disc} rise {mr}",
+                                g.board
+                            );
+                            assert_eq!(b, a, "{} column {column} disc {disc} rise {mr}", g.board);
+                            let out = full.unwrap();
+                            moves += 1;
+                            rises += out.level_advanced as u32;
+                            waves += out.waves;
+                        }
+                    }
+                }
+                std::ops::ControlFlow::Continue(())
+            });
+        }
+        // the comparison covered cascades and rises, not only quiet drops
+        assert!(
+            moves > 100_000 && rises > 10_000 && waves > moves / 2,
+            "{moves} {rises} {waves}"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::board::{Board, SIZE};
 use crate::fair_leaf::{Prepared, board_part, prepare};
 use crate::game::{CENTER_ORDER, PublicState};
 use crate::rng::{GOLDEN, MURMUR_C, mix32};
-use crate::rules::{RevealSource, play_move};
+use crate::rules::{RevealSource, is_settled, play_move, play_settled};
 
 /// Value of a game-over in search (points).
 pub const TERMINAL_UTILITY: f64 = -1_000_000.0;
@@ -372,6 +372,10 @@ pub struct Searcher<L: Leaf> {
     frontier: Vec<(Board, u8, u8)>,
     outcomes: Vec<(usize, f64, Option<usize>)>,
     frontier_values: Vec<f64>,
+    /// Whether the root board is settled (as every board between moves is): then every
+    /// board of the search is, and moves take [`play_settled`]. Checked once a decision, so
+    /// a caller's unsettled board still gets exact values.
+    settled_root: bool,
 }
 
 impl<L: Leaf> Searcher<L> {
@@ -385,6 +389,7 @@ impl<L: Leaf> Searcher<L> {
             frontier: Vec::new(),
             outcomes: Vec::new(),
             frontier_values: Vec::new(),
+            settled_root: true,
         }
     }
 
@@ -395,6 +400,7 @@ impl<L: Leaf> Searcher<L> {
         self.table.clear();
         self.work = 0;
         self.nodes = 0;
+        self.settled_root = is_settled(&root);
         let mut decision = Decision {
             column: None,
             column_canonical: None,
@@ -529,8 +535,12 @@ impl<L: Leaf> Searcher<L> {
                     count: k_count,
                     event: 0,
                 };
-                let out = play_move(&mut child, column, next, mr, &mut reveals, &mut ())
-                    .expect("search plays legal columns only");
+                let out = if self.settled_root {
+                    play_settled(&mut child, column, next, mr, &mut reveals, &mut ())
+                } else {
+                    play_move(&mut child, column, next, mr, &mut reveals, &mut ())
+                }
+                .expect("search plays legal columns only");
                 let score = out.score_delta as f64;
                 let after = (!out.game_over).then(|| (child.canonical().0, out.moves_remaining));
                 if reveals.event == 0 {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use drop7::board::Board;
 use drop7::game::{CENTER_ORDER, PublicState};
 use drop7::policy::{Choice, Policy, PolicyFactory, SearchPolicy};
-use drop7::rules::{MoveOutcome, play_move};
+use drop7::rules::{MoveOutcome, is_settled, play_move, play_settled};
 use drop7::search::{Leaf, SearchConfig, StratifiedReveals, scenario_seed};
 
 use crate::features::{Active, active, active_into};
@@ -127,6 +127,8 @@ impl Default for OnePlyScratch {
 /// outcome)`.
 pub fn one_ply_samples(s: &PublicState, mut visit: impl FnMut(usize, &Board, &MoveOutcome)) {
     let seed = scenario_seed(&s.board, s.next, s.moves_remaining, 0);
+    // a game's boards are settled; a caller's board is checked once (exact either way)
+    let settled = is_settled(&s.board);
     for c in CENTER_ORDER {
         if !s.board.is_legal(c) {
             continue;
@@ -139,8 +141,12 @@ pub fn one_ply_samples(s: &PublicState, mut visit: impl FnMut(usize, &Board, &Mo
                 count: ONE_PLY_SAMPLES,
                 event: 0,
             };
-            let out = play_move(&mut b, c, s.next, s.moves_remaining, &mut rng, &mut ())
-                .expect("a legal column");
+            let out = if settled {
+                play_settled(&mut b, c, s.next, s.moves_remaining, &mut rng, &mut ())
+            } else {
+                play_move(&mut b, c, s.next, s.moves_remaining, &mut rng, &mut ())
+            }
+            .expect("a legal column");
             visit(c, &b, &out);
             if k == 0 && out.revealed == 0 {
                 break;
