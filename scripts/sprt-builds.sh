@@ -11,7 +11,10 @@
 # BASE is a commit (e.g. HEAD~1 or a hash); it is exported with `git archive` and built once
 # into target/sprt-base/COMMIT/ (about 3 minutes on 2 cores). TC defaults to 2+0.02, SEED to 70.
 # OPTIONS (environment, optional): UCI options both engines get, as arbiter's engine keys,
-# e.g. OPTIONS="option.Eval=hce" to price a change of the hand evaluation.
+# e.g. OPTIONS="option.Eval=hce" to price a change of the hand evaluation. NEW_OPTIONS: options
+# for this tree's engine only (an option the older build does not have).
+# GAMES (environment, optional): play exactly this many games instead of stopping at the
+# SPRT's decision (the LLR is still reported), e.g. GAMES=1000 for a fixed-length comparison.
 # Resumable: stop it at any time and run the same command again (arbiter --resume reads
 # OUT/NAME.pgn back; a decided match plays nothing more).
 #
@@ -29,6 +32,13 @@ TC=${4:-2+0.02}
 SEED=${5:-70}
 SPRT="elo0=0 elo1=10"
 OPTIONS=${OPTIONS:-}
+NEW_OPTIONS=${NEW_OPTIONS:-}
+GAMES=${GAMES:-}
+case "$GAMES" in
+  '') ;;
+  *[!0-9]*|0) echo "sprt-builds: GAMES must be a positive whole number, got \`$GAMES\`" >&2; exit 2 ;;
+esac
+if [ -n "$GAMES" ]; then LENGTH="--games $GAMES"; else LENGTH="--games 30000 --sprt $SPRT"; fi
 ROOT=$(pwd)
 ACTUARY=$ROOT/target/release/actuary
 ARBITER=$ROOT/target/release/arbiter
@@ -56,9 +66,10 @@ if [ "$MODE" = checkpoint ]; then
     printf '{\n "format": "actuary-sprt-builds-v1",\n "name": "%s",\n' "$NAME"
     printf ' "candidate": "target/release/actuary built from %s%s (binary sha256 %s...)",\n' "$head" "$dirty" "$(sha256sum "$ACTUARY" | cut -c1-12)"
     printf ' "baseline": "the same built from %s",\n' "$SHORT"
-    printf ' "command": "%ssh scripts/sprt-builds.sh OUT %s %s %s %s  (arbiter ... --tc %s --sprt %s --concurrency 2 --book 2moves_v1.epd --book-order random --seed %s --resume)",\n' "${OPTIONS:+OPTIONS=\\\"$OPTIONS\\\" }" "$NAME" "$SHORT" "$TC" "$SEED" "$TC" "$SPRT" "$SEED"
+    env="${OPTIONS:+OPTIONS=\\\"$OPTIONS\\\" }${NEW_OPTIONS:+NEW_OPTIONS=\\\"$NEW_OPTIONS\\\" }${GAMES:+GAMES=$GAMES }"
+    printf ' "command": "%ssh scripts/sprt-builds.sh OUT %s %s %s %s  (arbiter ... --tc %s %s --concurrency 2 --book 2moves_v1.epd --book-order random --seed %s --resume)",\n' "$env" "$NAME" "$SHORT" "$TC" "$SEED" "$TC" "$LENGTH" "$SEED"
     printf ' "pgn": "docs/chess/sprt/%s.pgn.gz",\n' "$NAME"
-    printf ' "resume": "zcat docs/chess/sprt/%s.pgn.gz > OUT/%s.pgn && %ssh scripts/sprt-builds.sh OUT %s %s %s %s",\n' "$NAME" "$NAME" "${OPTIONS:+OPTIONS=\\\"$OPTIONS\\\" }" "$NAME" "$SHORT" "$TC" "$SEED"
+    printf ' "resume": "zcat docs/chess/sprt/%s.pgn.gz > OUT/%s.pgn && %ssh scripts/sprt-builds.sh OUT %s %s %s %s",\n' "$NAME" "$NAME" "$env" "$NAME" "$SHORT" "$TC" "$SEED"
     printf ' "rescore": "zcat docs/chess/sprt/%s.pgn.gz > %s.pgn && arbiter --score %s.pgn --sprt elo0=0 elo1=10",\n' "$NAME" "$NAME" "$NAME"
     printf ' "score": %s\n}\n' "$score"
   } > "$dest/$NAME.json.tmp"
@@ -75,8 +86,8 @@ if [ ! -x "$BASEBIN" ]; then
   git archive "$REV" | tar -x -C "$BASEDIR/src"
   (cd "$BASEDIR/src" && cargo build --release -p actuary --target-dir "$BASEDIR/target" >&2)
 fi
-echo "== $NAME: this tree's actuary vs $SHORT, $TC, SPRT $SPRT, seed $SEED${OPTIONS:+, both with $OPTIONS}" >&2
+echo "== $NAME: this tree's actuary${NEW_OPTIONS:+ with $NEW_OPTIONS} vs $SHORT, $TC, $LENGTH, seed $SEED${OPTIONS:+, both with $OPTIONS}" >&2
 # shellcheck disable=SC2086
-exec "$ARBITER" --engine name=new cmd="$ACTUARY" $OPTIONS --engine name=base cmd="$BASEBIN" $OPTIONS \
-  --tc "$TC" --games 30000 --sprt $SPRT --concurrency 2 --book "$BOOK" \
+exec "$ARBITER" --engine name=new cmd="$ACTUARY" $OPTIONS $NEW_OPTIONS --engine name=base cmd="$BASEBIN" $OPTIONS \
+  --tc "$TC" $LENGTH --concurrency 2 --book "$BOOK" \
   --book-order random --seed "$SEED" --pgn "$PGN" --report "$OUT/$NAME.json" --resume

@@ -3,6 +3,12 @@
 //! Later issues replace these fixed margins with measured tables (docs/design/chess-DESIGN.md §3); each
 //! prune/reduce decision in `search/mod.rs` calls exactly one function here, so that
 //! calibration can wrap, instrument or override it without touching the node function.
+//!
+//! The 16 constants that are UCI `tune` options (aspiration, RFP, null move, razoring, LMP,
+//! futility, SEE pruning, LMR) hold the values of the SPSA tune of issue 33
+//! (`docs/tune/spsa/values.txt`: 10,000 game pairs at 1+0.01, then an SPRT(0, 10) at 2+0.02
+//! against the values before, which were those of `docs/tune/spsa/params.txt`). A test keeps
+//! them equal to that file.
 
 /// Deepest ply the search will ever reach (arrays are sized from it).
 pub const MAX_PLY: usize = 128;
@@ -15,12 +21,12 @@ pub const DRAW: i32 = 0;
 
 // --- Aspiration windows -------------------------------------------------------------
 pub const ASPIRATION_MIN_DEPTH: i32 = 5;
-pub const ASPIRATION_DELTA: i32 = 20;
+pub const ASPIRATION_DELTA: i32 = 11;
 
 // --- Reverse futility pruning (static null move) ------------------------------------
 pub const RFP_MAX_DEPTH: i32 = 8;
-pub const RFP_MARGIN_PER_DEPTH: i32 = 75;
-pub const RFP_IMPROVING_BONUS: i32 = 60;
+pub const RFP_MARGIN_PER_DEPTH: i32 = 70;
+pub const RFP_IMPROVING_BONUS: i32 = 62;
 
 /// RFP margin by remaining depth and improving flag (the defaults; the search reads the
 /// tunable values of [`super::prune::PruneConfig`]).
@@ -47,7 +53,7 @@ pub const NMP_MIN_DEPTH: i32 = 3;
 /// From this depth a null-move cutoff is verified by a reduced normal search.
 pub const NMP_VERIFY_DEPTH: i32 = 12;
 
-pub const NMP_BASE: i32 = 3;
+pub const NMP_BASE: i32 = 4;
 pub const NMP_DEPTH_DIVISOR: i32 = 3;
 pub const NMP_EVAL_DIVISOR: i32 = 200;
 
@@ -66,9 +72,9 @@ pub fn nmp_reduction(
 
 // --- Razoring ------------------------------------------------------------------------
 pub const RAZOR_MAX_DEPTH: i32 = 3;
-/// Razoring margin `base + per_depth · depth` (defaults 300, 450, 600 at depths 1–3).
-pub const RAZOR_BASE: i32 = 150;
-pub const RAZOR_PER_DEPTH: i32 = 150;
+/// Razoring margin `base + per_depth · depth` (292, 433, 574 cp at depths 1–3).
+pub const RAZOR_BASE: i32 = 151;
+pub const RAZOR_PER_DEPTH: i32 = 141;
 
 // --- ProbCut (switch `probcut`) ------------------------------------------------------------
 /// Shallowest depth ProbCut is tried at.
@@ -104,7 +110,7 @@ pub const IIR_MIN_DEPTH: i32 = 4;
 // --- Late move pruning ---------------------------------------------------------------
 pub const LMP_MAX_DEPTH: i32 = 8;
 
-pub const LMP_BASE: i32 = 3;
+pub const LMP_BASE: i32 = 5;
 
 /// Quiet moves searched before the rest are pruned: `base + depth²`, halved when not improving.
 #[inline]
@@ -115,8 +121,8 @@ pub fn lmp_limit(base: i32, depth: i32, improving: bool) -> usize {
 
 // --- Futility pruning (parent node, quiet moves) --------------------------------------
 pub const FP_MAX_DEPTH: i32 = 7;
-pub const FP_BASE: i32 = 90;
-pub const FP_PER_DEPTH: i32 = 95;
+pub const FP_BASE: i32 = 95;
+pub const FP_PER_DEPTH: i32 = 90;
 
 #[inline]
 pub fn futility_margin(base: i32, per_depth: i32, lmr_depth: i32) -> i32 {
@@ -125,7 +131,7 @@ pub fn futility_margin(base: i32, per_depth: i32, lmr_depth: i32) -> i32 {
 
 // --- SEE pruning in the main search ----------------------------------------------------
 pub const SEE_PRUNE_MAX_DEPTH: i32 = 8;
-pub const SEE_QUIET_MARGIN: i32 = -60;
+pub const SEE_QUIET_MARGIN: i32 = -55;
 pub const SEE_NOISY_MARGIN: i32 = -25;
 
 // --- Quiescence ------------------------------------------------------------------------
@@ -135,10 +141,10 @@ pub const QS_FUTILITY_MARGIN: i32 = 150;
 // --- Late move reductions --------------------------------------------------------------
 pub const LMR_MIN_DEPTH: i32 = 3;
 /// `reduction = base + ln(depth)·ln(move) / divisor`, both in hundredths.
-pub const LMR_BASE_CENTI: i32 = 50;
-pub const LMR_DIVISOR_CENTI: i32 = 250;
+pub const LMR_BASE_CENTI: i32 = 45;
+pub const LMR_DIVISOR_CENTI: i32 = 254;
 /// History score worth one ply of reduction.
-pub const LMR_HISTORY_DIVISOR: i32 = 8192;
+pub const LMR_HISTORY_DIVISOR: i32 = 7093;
 
 /// Log-based reduction table `[depth][move number]` for base and divisor in hundredths.
 pub fn lmr_table(base_centi: i32, divisor_centi: i32) -> Box<[[u8; 64]; 64]> {

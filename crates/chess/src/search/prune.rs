@@ -1146,6 +1146,35 @@ fn parse_lines(
 mod tests {
     use super::*;
 
+    /// The defaults of the tuned constants are the SPSA tune's result (issue 33), value for
+    /// value: `docs/tune/spsa/values.txt` is what the tune wrote, `params.rs` what the engine
+    /// plays, and a change to either shows here.
+    #[test]
+    fn tuned_defaults_are_the_spsa_values() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/tune/spsa/values.txt"
+        );
+        let text = std::fs::read_to_string(path).expect("docs/tune/spsa/values.txt");
+        let ours: std::collections::HashMap<String, String> = spsa_lines(&PruneConfig::default())
+            .iter()
+            .map(|l| {
+                let f: Vec<&str> = l.split(", ").collect();
+                (f[0].to_string(), f[2].to_string())
+            })
+            .collect();
+        let mut n = 0;
+        for line in text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        {
+            let f: Vec<&str> = line.split(',').map(str::trim).collect();
+            assert_eq!(ours.get(f[0]).map(String::as_str), Some(f[2]), "{line}");
+            n += 1;
+        }
+        assert_eq!(n, 16, "the tune covered 16 constants");
+    }
+
     #[test]
     fn buckets_follow_their_edges() {
         assert_eq!(gap_bucket(-500), 0);
