@@ -138,18 +138,6 @@ pub fn leftmost_column(board: &Board) -> Option<usize> {
     (0..SIZE).find(|&c| board.is_legal(c))
 }
 
-/// Set bits of each 7-bit legal mask: the build targets no particular CPU, so `count_ones`
-/// would be a dozen instructions on every move of the trace policy.
-const SET_BITS: [u8; 128] = {
-    let mut t = [0u8; 128];
-    let mut i = 0;
-    while i < 128 {
-        t[i] = (i as u32).count_ones() as u8;
-        i += 1;
-    }
-    t
-};
-
 /// The reference trace policy: `Mulberry32(mix32(seed ^ "TRAC"))`, one draw per move, plays
 /// `legal[(b·n) >> 32]` over the legal columns in increasing order. It is the one policy
 /// that depends on the seed; it exists to reproduce the reference traces.
@@ -169,7 +157,7 @@ impl TraceRandom {
     #[inline]
     pub fn choose(&mut self, board: &Board) -> Option<usize> {
         let mask = board.legal_mask();
-        let n = SET_BITS[mask as usize] as u64;
+        let n = mask.count_ones() as u64;
         if n == 0 {
             return None;
         }
