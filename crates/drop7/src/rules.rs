@@ -688,12 +688,10 @@ mod tests {
         let height = |g: &[[u8; SIZE]; SIZE], c: usize| (0..SIZE).filter(|&e| g[e][c] != 0).count();
         let e0 = height(&g, column);
         g[e0][column] = disc;
-        let (mut points, mut waves, mut revealed, mut depth) = (0u32, 0u32, 0u32, 1u32);
+        // points, waves, discs revealed, depth of the next wave
+        let mut t = (0u32, 0u32, 0u32, 1u32);
         let resolve = |g: &mut [[u8; SIZE]; SIZE],
-                       points: &mut u32,
-                       waves: &mut u32,
-                       revealed: &mut u32,
-                       depth: &mut u32,
+                       t: &mut (u32, u32, u32, u32),
                        reveals: &mut dyn FnMut() -> u8| loop {
             let mut popped = [[false; SIZE]; SIZE];
             let mut any = false;
@@ -740,7 +738,7 @@ mod tests {
                         g[e][c] = 9;
                     } else if k >= 1 {
                         g[e][c] = reveals();
-                        *revealed += 1;
+                        t.2 += 1;
                     }
                 }
             }
@@ -753,39 +751,25 @@ mod tests {
                     g[e][c] = kept.get(e).copied().unwrap_or(0);
                 }
             }
-            *points += cleared * chain_points(*depth);
-            *waves += 1;
-            *depth += 1;
+            t.0 += cleared * chain_points(t.3);
+            t.1 += 1;
+            t.3 += 1;
         };
         let mut draw = || reveals.reveal();
-        resolve(
-            &mut g,
-            &mut points,
-            &mut waves,
-            &mut revealed,
-            &mut depth,
-            &mut draw,
-        );
+        resolve(&mut g, &mut t, &mut draw);
         let empty = |g: &[[u8; SIZE]; SIZE]| g.iter().flatten().all(|&v| v == 0);
         if empty(&g) {
-            points += CLEAR_BONUS;
+            t.0 += CLEAR_BONUS;
         }
         if mr == 1 && g[SIZE - 1].iter().all(|&v| v == 0) {
             for e in (1..SIZE).rev() {
                 g[e] = g[e - 1];
             }
             g[0] = [8; SIZE];
-            points += RISE_BONUS;
-            resolve(
-                &mut g,
-                &mut points,
-                &mut waves,
-                &mut revealed,
-                &mut depth,
-                &mut draw,
-            );
+            t.0 += RISE_BONUS;
+            resolve(&mut g, &mut t, &mut draw);
             if empty(&g) {
-                points += CLEAR_BONUS;
+                t.0 += CLEAR_BONUS;
             }
         }
         let mut out = Board::default();
@@ -794,7 +778,7 @@ mod tests {
                 out.cols[c] |= (g[e][c] as u32) << (4 * e);
             }
         }
-        (out, (points, waves, revealed))
+        (out, (t.0, t.1, t.2))
     }
 
     #[test]
