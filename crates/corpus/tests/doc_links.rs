@@ -1,0 +1,191 @@
+//! Every relative link in the README, the changelog and `docs/` names a file that exists, and
+//! every `#anchor` into a Markdown file names one of its headings. The README is the map to
+//! each claim's command and output: a link that moved with a file (a write-up renamed, a
+//! heading reworded) leaves a reader at a dead end, and nothing else would notice.
+//!
+//! Site-absolute links (`/learn/...`) in `docs/design/seeds/` are the original documents'
+//! own and point outside the repository; they are skipped, as are URLs.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Markdown files under `dir`, recursively, in a stable order.
+fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            markdown_under(&p, out);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+/// GitHub's anchor for a heading: lower case; letters, digits, `_`, `-` and spaces kept (the
+/// spaces as `-`), everything else dropped; a repeated anchor gets `-1`, `-2`, ...
+fn anchors(markdown: &str) -> HashSet<String> {
+    let mut seen = HashSet::new();
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        let Some(text) = line.strip_prefix('#') else {
+            continue;
+        };
+        if in_code {
+            continue;
+        }
+        let text = text.trim_start_matches('#');
+        if !text.starts_with(' ') {
+            continue;
+        }
+        let slug: String = text
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|&c| c.is_alphanumeric() || c == '_' || c == '-' || c == ' ')
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let mut candidate = slug.clone();
+        let mut n = 1;
+        while !seen.insert(candidate.clone()) {
+            candidate = format!("{slug}-{n}");
+            n += 1;
+        }
+    }
+    seen
+}
+
+/// The targets of inline links `[text](target)` outside code blocks and code spans.
+fn link_targets(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        // drop code spans: a `](x)` inside backquotes is text, not a link
+        let mut plain = String::new();
+        for (i, part) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                plain.push_str(part);
+            }
+        }
+        let mut rest = plain.as_str();
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let end = after.find([')', ' ']).unwrap_or(after.len());
+            out.push(after[..end].to_string());
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+/// `base/relative` with `.` and `..` folded (no file system access, so a missing file is
+/// reported as missing rather than failing to canonicalise).
+fn join(base: &Path, relative: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in base.join(relative).components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[test]
+fn documentation_links_resolve() {
+    let root = root();
+    let mut files = vec![root.join("README.md"), root.join("CHANGELOG.md")];
+    markdown_under(&root.join("docs"), &mut files);
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let dir = file.parent().unwrap();
+        for target in link_targets(&text) {
+            if target.is_empty()
+                || target.starts_with('/')
+                || target.starts_with('<')
+                || target.contains("://")
+                || target.starts_with("mailto:")
+            {
+                continue;
+            }
+            checked += 1;
+            let (path, anchor) = match target.split_once('#') {
+                Some((p, a)) => (p, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let dest = if path.is_empty() {
+                file.clone()
+            } else {
+                join(dir, path)
+            };
+            let shown = file.strip_prefix(&root).unwrap_or(file).display();
+            if !dest.exists() {
+                broken.push(format!("{shown}: {target} (no such file)"));
+                continue;
+            }
+            if let Some(anchor) = anchor
+                && dest.extension().is_some_and(|x| x == "md")
+                && !anchors(&fs::read_to_string(&dest).unwrap()).contains(anchor)
+            {
+                broken.push(format!("{shown}: {target} (no such heading)"));
+            }
+        }
+    }
+    assert!(
+        checked > 300,
+        "only {checked} links found: is the parser broken?"
+    );
+    assert!(
+        broken.is_empty(),
+        "{} broken links:\n{}",
+        broken.len(),
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn anchors_follow_github() {
+    let a = anchors(
+        "# Speed: 7.81× the reference (issue 35)\n## Speed: 7.81× the reference (issue 35)\n\
+         ```\n# not a heading\n```\n#not-a-heading\n### `arbiter spsa` — SPSA\n",
+    );
+    let want: HashSet<String> = [
+        "speed-781-the-reference-issue-35",
+        "speed-781-the-reference-issue-35-1",
+        "arbiter-spsa--spsa",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(a, want);
+}
+
+#[test]
+fn links_in_code_are_not_links() {
+    let t = link_targets("see [a](x.md#h) and `[b](y.md)`\n```\n[c](z.md)\n```\n[d](w.md \"t\")");
+    assert_eq!(t, ["x.md#h", "w.md"]);
+}
