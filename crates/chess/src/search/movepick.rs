@@ -21,7 +21,7 @@ use super::history::{History, PieceTo, piece_to};
 use super::see::see_ge;
 use crate::board::{Board, MAX_MOVES, Move, NULL_MOVE, Piece, Rank, Square, captured_piece};
 use crate::eval::pst::SEE_VALUE;
-use cozy_chess::PieceMoves;
+use cozy_chess::{BitBoard, PieceMoves, get_king_moves};
 
 const GOOD_NOISY: i32 = 2_000_000;
 const KILLER_0: i32 = 1_000_002;
@@ -38,15 +38,20 @@ pub fn is_bad_noisy_score(score: i32) -> bool {
 
 /// Generate captures, en passant and queen promotions only (for quiescence).
 pub fn generate_noisy(board: &Board, push: impl FnMut(Move, Piece)) {
-    generate_split(board, |_| {}, push);
+    generate_split::<false>(board, |_| {}, push);
 }
 
 /// One legal move generation, split: every piece's whole move set goes to `all` (as cozy-chess
 /// gives it, in generation order), and its captures, en passant and queen promotions to
 /// `noisy` one by one. The picker keeps the sets and takes its quiet moves from them later,
 /// so a node that reaches its quiets does not generate its legal moves a second time.
+///
+/// Without `ALL` (noisy moves only: quiescence, ProbCut) the king is left out unless it
+/// attacks an enemy piece: its legal moves cost a safety test per square, the dearest part of
+/// a generation, and only its captures could be noisy. cozy-chess generates the king last, so
+/// the order of the other moves is the same either way.
 #[inline]
-fn generate_split(
+fn generate_split<const ALL: bool>(
     board: &Board,
     mut all: impl FnMut(PieceMoves),
     mut noisy: impl FnMut(Move, Piece),
@@ -58,7 +63,13 @@ fn generate_split(
         .en_passant()
         .map(|f| Square::new(f, Rank::Sixth.relative_to(stm)).bitboard())
         .unwrap_or_default();
-    board.generate_moves(|mut pm| {
+    let king = board.king(stm);
+    let from = if ALL || !(get_king_moves(king) & them).is_empty() {
+        BitBoard::FULL
+    } else {
+        !king.bitboard()
+    };
+    board.generate_moves_for(from, |mut pm| {
         all(pm);
         if pm.piece == Piece::Pawn {
             pm.to &= them | ep | promo_rank;
@@ -282,12 +293,7 @@ impl MovePicker {
         let cap_div = self.cap_div;
         let keep_sets = !self.noisy_only;
         let (list, sets) = (&mut self.list, &mut self.sets);
-        let keep = |pm: PieceMoves| {
-            if keep_sets {
-                sets.push(pm);
-            }
-        };
-        generate_split(board, keep, |mv, piece| {
+        let score = |mv: Move, piece: Piece| {
             if mv == tt {
                 return;
             }
@@ -307,7 +313,12 @@ impl MovePicker {
                 mv,
                 score: GOOD_NOISY + key,
             });
-        });
+        };
+        if keep_sets {
+            generate_split::<true>(board, |pm| sets.push(pm), score);
+        } else {
+            generate_split::<false>(board, |_| {}, score);
+        }
     }
 
     /// Every move the noisy stage did not take: quiets (killers, counter move, then history)
@@ -369,6 +380,8 @@ mod tests {
         "r3k2r/1P4P1/8/3pP3/8/8/1p4p1/R3K2R w KQkq d6 0 1",
         "1r2k1n1/P1P2P2/8/8/8/8/6pp/4K1NR b K - 0 1",
         "n1n1k3/1P6/8/2pP4/8/8/8/4K3 w - c6 0 1",
+        // the king's only capture (quiescence's generation leaves a king out unless it has one)
+        "4k3/8/8/8/8/8/5n2/4K3 w - - 0 1",
     ];
 
     /// Chess960 (castling onto the own rook's square, both sides possible) and in check.
