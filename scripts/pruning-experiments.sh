@@ -45,7 +45,7 @@ checkpoint() { # name seed "candidate options" "baseline options" tc games "sprt
   sum=$(sha256sum "$ACTUARY" | cut -c1-12)
   {
     printf '{\n "format": "actuary-pruning-experiment-v1",\n "name": "%s",\n' "$1"
-    printf ' "candidate": "target/release/actuary (tree %s, binary sha256 %s...) %s",\n' "$commit" "$sum" "$3"
+    printf ' "candidate": "target/release/actuary (binary sha256 %s..., checkpointed at tree %s) %s",\n' "$sum" "$commit" "$3"
     printf ' "baseline": "same binary, %s",\n' "$4"
     sprtarg=""; [ -n "$7" ] && sprtarg=" --sprt $7"
     printf ' "command": "sh scripts/pruning-experiments.sh OUT 2 %s  (arbiter ... --tc %s --games %s%s --concurrency 2 --book 2moves_v1.epd --book-order random --seed %s --pgn OUT/%s.pgn --resume)",\n' "$1" "$5" "$6" "$sprtarg" "$2" "$1"
