@@ -537,8 +537,10 @@ impl AccStack {
 
 /// The hot loops of inference, written so the compiler vectorises them, and compiled twice on
 /// x86-64: for the build's baseline target and with AVX2, the copy chosen once at run time
-/// (`is_x86_feature_detected!`, cached by std). Both copies are the same Rust source, so they
-/// compute the same integers; `avx2_and_portable_kernels_agree` checks it on random data.
+/// (`is_x86_feature_detected!`, cached by std). The accumulator updates are the same Rust
+/// source in both copies; the output's dot product has its own AVX2 code (below), exact
+/// integer arithmetic as the portable one. `avx2_and_portable_kernels_agree` checks both
+/// against a plain sum on random data.
 #[allow(unsafe_code)]
 mod kernel {
     /// `Σ clamp(a, 0, QA)² · w` over a half of the hidden layer. `v · w` fits an `i16`
@@ -593,10 +595,13 @@ mod kernel {
 
         const LANES: usize = 16;
 
+        /// 16 lanes from `p`.
+        ///
+        /// # Safety
+        /// 16 readable `i16` behind `p`, on a CPU with AVX2.
         #[inline(always)]
-        fn load(p: *const i16) -> __m256i {
-            // SAFETY: the callers pass a pointer with 16 readable i16 behind it (an index
-            // below the slice's length, which is a multiple of 16); unaligned loads are allowed.
+        unsafe fn load(p: *const i16) -> __m256i {
+            // SAFETY: the caller's promise; unaligned loads are allowed.
             unsafe { _mm256_loadu_si256(p.cast()) }
         }
 
@@ -617,7 +622,8 @@ mod kernel {
                 let mut acc = _mm256_setzero_si256();
                 let mut i = block;
                 while i < end {
-                    // SAFETY (both adds): i + 16 <= end <= n, the length of both slices.
+                    // SAFETY: i + 16 <= end <= n, the length of both slices, and this
+                    // function runs only with AVX2 (its target feature).
                     let (x, y) = unsafe { (load(a.add(i)), load(w.add(i))) };
                     let v = _mm256_min_epi16(_mm256_max_epi16(x, zero), qa);
                     // v·w fits an i16 (255 · 127); pmaddwd multiplies by v again and adds pairs

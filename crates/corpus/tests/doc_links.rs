@@ -3,8 +3,10 @@
 //! each claim's command and output: a link that moved with a file (a write-up renamed, a
 //! heading reworded) leaves a reader at a dead end, and nothing else would notice.
 //!
-//! Site-absolute links (`/learn/...`) in `docs/design/seeds/` are the original documents'
-//! own and point outside the repository; they are skipped, as are URLs.
+//! A link starting with `/` is read from the repository root, as GitHub does, except in
+//! `docs/design/seeds/`: those copies keep their original site's links (`/learn/...`), which
+//! point outside the repository. URLs are skipped. Inline links only (the documentation uses
+//! no reference-style ones).
 
 use std::collections::HashSet;
 use std::fs;
@@ -36,7 +38,7 @@ fn anchors(markdown: &str) -> HashSet<String> {
     let mut seen = HashSet::new();
     let mut in_code = false;
     for line in markdown.lines() {
-        if line.trim_start().starts_with("```") {
+        if is_fence(line) {
             in_code = !in_code;
             continue;
         }
@@ -50,8 +52,11 @@ fn anchors(markdown: &str) -> HashSet<String> {
         if !text.starts_with(' ') {
             continue;
         }
+        // an optional closing sequence of `#`s is not part of the heading
         let slug: String = text
             .trim()
+            .trim_end_matches('#')
+            .trim_end()
             .to_lowercase()
             .chars()
             .filter(|&c| c.is_alphanumeric() || c == '_' || c == '-' || c == ' ')
@@ -67,12 +72,18 @@ fn anchors(markdown: &str) -> HashSet<String> {
     seen
 }
 
+/// A code fence: three or more backquotes or tildes.
+fn is_fence(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("```") || t.starts_with("~~~")
+}
+
 /// The targets of inline links `[text](target)` outside code blocks and code spans.
 fn link_targets(markdown: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_code = false;
     for line in markdown.lines() {
-        if line.trim_start().starts_with("```") {
+        if is_fence(line) {
             in_code = !in_code;
             continue;
         }
@@ -124,8 +135,9 @@ fn documentation_links_resolve() {
         let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let dir = file.parent().unwrap();
         for target in link_targets(&text) {
+            let seed_copy = file.starts_with(root.join("docs/design/seeds"));
             if target.is_empty()
-                || target.starts_with('/')
+                || (target.starts_with('/') && seed_copy)
                 || target.starts_with('<')
                 || target.contains("://")
                 || target.starts_with("mailto:")
@@ -139,6 +151,8 @@ fn documentation_links_resolve() {
             };
             let dest = if path.is_empty() {
                 file.clone()
+            } else if let Some(from_root) = path.strip_prefix('/') {
+                join(&root, from_root)
             } else {
                 join(dir, path)
             };
@@ -171,12 +185,14 @@ fn documentation_links_resolve() {
 fn anchors_follow_github() {
     let a = anchors(
         "# Speed: 7.81× the reference (issue 35)\n## Speed: 7.81× the reference (issue 35)\n\
-         ```\n# not a heading\n```\n#not-a-heading\n### `arbiter spsa` — SPSA\n",
+         ```\n# not a heading\n```\n~~~\n# nor this\n~~~\n#not-a-heading\n\
+         ### `arbiter spsa` — SPSA\n## Closed ##\n",
     );
     let want: HashSet<String> = [
         "speed-781-the-reference-issue-35",
         "speed-781-the-reference-issue-35-1",
         "arbiter-spsa--spsa",
+        "closed",
     ]
     .into_iter()
     .map(String::from)
