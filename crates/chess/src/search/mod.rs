@@ -148,10 +148,6 @@ const EMPTY_FRAME: Frame = Frame {
 /// `dbg_*` calls compile out); `chess-lab` implements it to record fail-high tables,
 /// surprise rates and evaluation residuals.
 pub trait Probe {
-    /// Whether `observe_*` read the node's incremental [`Material`]. When no one does (the
-    /// engine's probe, the network evaluating, no lazy exits) the search does not keep it:
-    /// [`Material::after`] is a handful of table lookups at every move made.
-    const READS_MATERIAL: bool = true;
     /// The pruning calibration running in this search (`None`: prune as configured).
     #[inline(always)]
     fn mode(&self) -> Option<ProbeMode> {
@@ -192,9 +188,7 @@ pub trait Probe {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoProbe;
 
-impl Probe for NoProbe {
-    const READS_MATERIAL: bool = false;
-}
+impl Probe for NoProbe {}
 
 /// One principal variation result at the root.
 #[derive(Clone, Debug, Default)]
@@ -213,8 +207,6 @@ pub struct Worker<P: Probe = NoProbe> {
     /// (base, divisor) the `lmr` table was built for (rebuilt when the options change).
     lmr_params: (i32, i32),
     stack: Vec<Frame>,
-    /// Whether `stack[..].mat` is kept up to date below the root (see [`Probe::READS_MATERIAL`]).
-    track_material: bool,
     pv: Vec<[Move; MAX_PLY + 1]>,
     pv_len: Vec<usize>,
     /// Zobrist keys of the game so far plus the current search path (for repetitions).
@@ -266,7 +258,6 @@ impl<P: Probe> Worker<P> {
             lmr: lmr_table(LMR_BASE_CENTI, LMR_DIVISOR_CENTI),
             lmr_params: (LMR_BASE_CENTI, LMR_DIVISOR_CENTI),
             stack: vec![EMPTY_FRAME; MAX_PLY + 8],
-            track_material: true,
             pv: vec![[NULL_MOVE; MAX_PLY + 1]; MAX_PLY + 2],
             pv_len: vec![0; MAX_PLY + 2],
             keys: Vec::with_capacity(1024),
@@ -319,9 +310,6 @@ impl<P: Probe> Worker<P> {
             *f = EMPTY_FRAME;
         }
         self.stack[0].mat = Material::from_board(root);
-        // Who reads the material below the root: the hand evaluation and its lazy exits, the
-        // network's lazy exits, the laboratory's probes. Otherwise it is not kept.
-        self.track_material = self.net.is_none() || self.net_lazy.is_some() || P::READS_MATERIAL;
         self.accs = match (self.net.as_deref(), self.accs.take()) {
             (None, _) => None,
             (Some(net), old) => {
@@ -367,10 +355,6 @@ impl<P: Probe> Worker<P> {
             };
             return v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
         }
-        debug_assert!(
-            self.track_material,
-            "the hand evaluation reads the material"
-        );
         let mat = self.stack[ply].mat;
         let v = self.eval.evaluate(board, &mat);
         self.exits[Tier::Full as usize] += 1;
@@ -400,7 +384,6 @@ impl<P: Probe> Worker<P> {
                 tier_score: v,
             };
         };
-        debug_assert!(self.track_material, "lazy exits read the material");
         let mat = self.stack[ply].mat;
         let out = self.eval.bounded(board, &mat, alpha, beta, margins);
         self.exits[out.tier as usize] += 1;
@@ -423,10 +406,6 @@ impl<P: Probe> Worker<P> {
     ) -> EvalOutcome {
         let mat = self.stack[ply].mat;
         if let Some(m) = self.net_lazy.as_deref() {
-            debug_assert!(
-                self.track_material,
-                "the net's lazy exits read the material"
-            );
             let sl = crate::eval::super_lazy_score(board, &mat);
             let stm = board.side_to_move();
             let (my, opp) = (
@@ -968,9 +947,7 @@ impl<P: Probe> Worker<P> {
                     let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
                     let mut child = board.clone();
                     child.play_unchecked(mv);
-                    if self.track_material {
-                        self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
-                    }
+                    self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
                     self.push_net_move(ply + 1, board, mv);
                     self.stack[ply].moved = piece_to(stm, piece, mv.to as usize);
                     self.keys.push(key);
@@ -1261,9 +1238,7 @@ impl<P: Probe> Worker<P> {
             let mut child = board.clone();
             child.play_unchecked(mv);
             ctx.tt.prefetch(child.hash());
-            if self.track_material {
-                self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
-            }
+            self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
             self.push_net_move(ply + 1, board, mv);
             let mut new_depth = depth - 1 + ext;
             self.stack[ply].moved = pt;
@@ -1586,9 +1561,7 @@ impl<P: Probe> Worker<P> {
             ctx.tt.prefetch(child.hash());
             let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
             self.stack[ply].moved = piece_to(stm, piece, mv.to as usize);
-            if self.track_material {
-                self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
-            }
+            self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
             self.push_net_move(ply + 1, board, mv);
             searched += 1;
             let score = -self.qsearch::<PV>(ctx, &child, -beta, -alpha, ply + 1);

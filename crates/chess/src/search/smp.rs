@@ -180,12 +180,11 @@ fn iterate<P: Probe>(
     limits: &Limits,
     opts: &SearchOptions,
 ) -> SearchResult {
-    // The evaluation first: resetting sets up the net's accumulators for the root and decides
-    // from the evaluation and its lazy exits whether the material is kept below it.
+    // The net first: resetting sets up its accumulators for the root.
     w.net = opts.net.clone();
+    w.reset_for_search(&pos.history, &pos.board);
     w.lazy = opts.lazy.clone();
     w.net_lazy = opts.net_lazy.clone();
-    w.reset_for_search(&pos.history, &pos.board);
     w.cfg = opts.prune.clone();
     w.sync_lmr_table();
     let board = &pos.board;
