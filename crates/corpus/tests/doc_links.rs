@@ -36,18 +36,10 @@ fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) {
 /// spaces as `-`), everything else dropped; a repeated anchor gets `-1`, `-2`, ...
 fn anchors(markdown: &str) -> HashSet<String> {
     let mut seen = HashSet::new();
-    let mut in_code = false;
-    for line in markdown.lines() {
-        if is_fence(line) {
-            in_code = !in_code;
-            continue;
-        }
+    for line in prose_lines(markdown) {
         let Some(text) = line.strip_prefix('#') else {
             continue;
         };
-        if in_code {
-            continue;
-        }
         let text = text.trim_start_matches('#');
         if !text.starts_with(' ') {
             continue;
@@ -72,24 +64,23 @@ fn anchors(markdown: &str) -> HashSet<String> {
     seen
 }
 
-/// A code fence: three or more backquotes or tildes.
-fn is_fence(line: &str) -> bool {
-    let t = line.trim_start();
-    t.starts_with("```") || t.starts_with("~~~")
+/// The lines outside code blocks (fenced by three or more backquotes or tildes).
+fn prose_lines(markdown: &str) -> impl Iterator<Item = &str> {
+    let mut in_code = false;
+    markdown.lines().filter(move |line| {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_code = !in_code;
+            return false;
+        }
+        !in_code
+    })
 }
 
 /// The targets of inline links `[text](target)` outside code blocks and code spans.
 fn link_targets(markdown: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut in_code = false;
-    for line in markdown.lines() {
-        if is_fence(line) {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
+    for line in prose_lines(markdown) {
         // drop code spans: a `](x)` inside backquotes is text, not a link
         let mut plain = String::new();
         for (i, part) in line.split('`').enumerate() {
