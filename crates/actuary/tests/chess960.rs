@@ -1,5 +1,6 @@
-//! `UCI_Chess960` end to end: the option is advertised, X-FEN/Shredder-FEN positions are
-//! read, castling is read and written king-takes-rook, and off again it is standard.
+//! UCI sessions end to end. `UCI_Chess960`: the option is advertised, X-FEN/Shredder-FEN
+//! positions are read, castling is read and written king-takes-rook, and off again it is
+//! standard. A position with no legal move (mate, stalemate) is answered `bestmove 0000`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -81,4 +82,26 @@ fn a_chess960_fen_without_the_option_is_an_error() {
         out.iter().any(|l| l.starts_with("info string error")),
         "{out:?}"
     );
+}
+
+/// The UCI convention for a side with no legal move: `bestmove 0000`, for checkmate and
+/// stalemate alike, at once (a GUI that sent `go` waits for the line).
+#[test]
+fn no_legal_move_is_answered_0000() {
+    let out = session(&[
+        "uci",
+        // fool's mate: White is checkmated
+        "position fen rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3",
+        "go depth 3",
+        // Black is stalemated
+        "position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
+        "go depth 3",
+        // and a position with moves still gets one
+        "position startpos",
+        "go depth 1",
+    ]);
+    let moves = bestmoves(&out);
+    assert_eq!(moves.len(), 3, "{out:?}");
+    assert_eq!(&moves[..2], ["0000", "0000"], "{out:?}");
+    assert_ne!(moves[2], "0000", "{out:?}");
 }

@@ -93,6 +93,7 @@ fn no_move_overruns_its_limit_at_1_plus_0_01() {
 #[ignore = "plays 100 plies at 10+0.1 (about a minute)"]
 fn no_move_overruns_its_limit_at_10_plus_0_1() {
     let moves = play(10_000, 100, 100);
+    assert!(moves.len() >= 40, "only {} plies played", moves.len());
     for (i, (took, avail)) in moves.iter().enumerate() {
         assert!(
             *took <= allowed(*avail),

@@ -159,8 +159,13 @@ fn leaf_and_search_batch_reproduce_vectors() {
         .iter()
         .map(|v| serde_json::json!({"board": v["board"], "next": v["next"], "rise": v["rise"], "policy": "fair-d2s7"}).to_string() + "\n")
         .collect();
+    assert_eq!(search.len(), 6, "the vectors hold six depth-2 searches");
     let out = drop7_stdin(&["search", "--batch", "--table", "none"], &input);
-    for (line, want) in text(&out.stdout).lines().zip(&search) {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), search.len(), "one output line per input line");
+    for (line, want) in lines.into_iter().zip(&search) {
         let g: serde_json::Value = serde_json::from_str(line).unwrap();
         for k in ["column", "q", "work", "nodes", "canonicalBoard"] {
             assert_eq!(g[k], want[k], "{k}");

@@ -104,8 +104,12 @@ def test_a_batch_of_random_games_equals_drop7_bench():
 
 
 def test_play_records_match_the_batch_api_for_every_builtin():
+    # totals of `drop7 play --policy P --seeds 0x6c200000:20`: points, moves, numbered discs cleared
+    cli = {"random": (1476118, 530, 490), "center": (1147688, 435, 377), "leftmost": (1096826, 420, 347)}
     for policy in ("random", "center", "leftmost"):
         recs = drop7.play(policy, "0x6c200000:20", threads=2)
+        totals = tuple(sum(r[k] for r in recs) for k in ("score", "moves", "numberedCleared"))
+        assert totals == cli[policy], policy
         b = drop7.play_batch(policy, "0x6c200000:20", threads=2)
         assert [r["score"] for r in recs] == b["score"].tolist(), policy
         assert [r["moves"] for r in recs] == b["moves"].tolist(), policy
@@ -235,13 +239,25 @@ def test_vector_environment_autoresets_and_matches_single_games():
     assert np.array_equal(obs["board"], np.stack([g.board for g in singles]))
     rng = np.random.default_rng(1)
     ended_seen = 0
+    live = [True] * 4  # each environment's first game, until it ends
     for _ in range(400):
         masks = info["action_mask"]
         actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks])
         obs, rewards, term, trunc, info = venv.step(actions)
         ended_seen += int(term.sum())
         assert obs["board"].shape == (4, 7, 7)
-    assert ended_seen > 0  # random play ends games within 400 steps; autoreset went on
+        # the first games, move for move, against single games given the same columns
+        for i, g in enumerate(singles):
+            if not live[i]:
+                continue
+            before = g.score
+            g.step(int(actions[i]))
+            assert np.array_equal(obs["board"][i], g.board), i
+            assert rewards[i] == g.score - before, i
+            assert bool(term[i] or trunc[i]) == g.finished, i
+            live[i] = not g.finished
+    assert not any(live)  # every first game was followed to its end
+    assert ended_seen > 4  # and later games ended too: autoreset went on
     # The registered vector entry point builds the same environment.
     v = gym.make_vec("Drop7-v0", num_envs=3, vectorization_mode="vector_entry_point")
     obs, info = v.reset(seed=7)
@@ -266,9 +282,17 @@ def test_model_features_and_values():
     mirrored = boards[:, :, ::-1]
     assert np.array_equal(m.features(mirrored, rises), f)
     assert np.array_equal(m.values(mirrored, rises), v)
-    # The n-tuple leaf in the search, and n-tuple policies in both batch APIs agree.
-    d = drop7.fair_search(drop7.Game(0x6C200000), depth=1, samples=7, model=m)
-    assert d["column"] in range(7)
+    # The n-tuple leaf in the search, pinned to the command line: game 0x6c200000 played move
+    # by move with fair_search(depth=1, samples=7, model=m) ends as `drop7 play --policy
+    # ntuple-d1s7@data/drop7/models/tiny-win23-win32.bin.zst --seeds 0x6c200000:4` records
+    # it, and the batch API plays all four games as that command does.
+    g = drop7.Game(0x6C200000)
+    while not g.finished:
+        g.step(drop7.fair_search(g, depth=1, samples=7, model=m)["column"])
+    assert (g.score, g.moves) == (68381, 25)
+    recs = drop7.play("ntuple-d1s7", "0x6c200000:4", model=str(TINY_MODEL))
+    assert [(r["score"], r["moves"]) for r in recs] == [(68381, 25), (124472, 40), (85709, 30), (103600, 35)]
+    # n-tuple policies in both batch APIs agree.
     recs = drop7.play("ntuple-1ply", "0x6c200000:4", model=str(TINY_MODEL))
     b = drop7.play_batch("ntuple-1ply", "0x6c200000:4", model=str(TINY_MODEL))
     assert [r["score"] for r in recs] == b["score"].tolist()

@@ -444,17 +444,47 @@ mod tests {
             }
         }
 
-        /// JSON objects with hostile field values: never a panic, and a state read is valid.
+        /// JSON objects with hostile field values: never a panic; a state is read exactly when
+        /// both numbers are integers in range (valid ones are generated too, so that hostile
+        /// boards reach the board parser), and then it holds those numbers.
         #[test]
         fn hostile_fields_are_refused_or_read(
             board in "\\PC{0,60}|[0-9]{49}|startpos",
-            next in prop_oneof![any::<i64>().prop_map(Value::from), any::<f64>().prop_map(Value::from),
-                                Just(Value::Null), "\\PC{0,5}".prop_map(Value::from)],
-            rise in prop_oneof![any::<u64>().prop_map(Value::from), Just(json!([1]))],
+            next in prop_oneof![(1u64..=7).prop_map(Value::from), any::<i64>().prop_map(Value::from),
+                                any::<f64>().prop_map(Value::from), Just(Value::Null),
+                                "\\PC{0,5}".prop_map(Value::from)],
+            rise in prop_oneof![(1u64..=5).prop_map(Value::from), any::<u64>().prop_map(Value::from),
+                                Just(json!([1]))],
         ) {
+            let in_range = |x: &Value, hi: u64| x.as_u64().is_some_and(|n| (1..=hi).contains(&n));
+            let numbers_ok = in_range(&next, 7) && in_range(&rise, 5);
             let v = json!({"board": board, "next": next, "rise": rise});
-            if let Ok(s) = state_from_json(&v) {
-                prop_assert!((1..=7).contains(&s.next) && (1..=5).contains(&s.moves_remaining));
+            match state_from_json(&v) {
+                Ok(s) => {
+                    prop_assert!(numbers_ok, "{v} was read");
+                    prop_assert_eq!(Some(u64::from(s.next)), next.as_u64());
+                    prop_assert_eq!(Some(u64::from(s.moves_remaining)), rise.as_u64());
+                }
+                // the start board is always a board: only the numbers can refuse it
+                Err(e) => prop_assert!(!(numbers_ok && board == "startpos"), "{v}: {e}"),
+            }
+        }
+
+        /// A real state's line with one character replaced: mostly still JSON, so the damage
+        /// meets the reader's own checks (random text almost never gets past the JSON parser).
+        #[test]
+        fn damaged_lines_parse_or_are_refused(
+            s in game_state(),
+            at in any::<proptest::sample::Index>(),
+            ch in "\\PC",
+        ) {
+            let mut text = line(&s);
+            let i = at.index(text.len()); // the line is ASCII: every index is a boundary
+            text.replace_range(i..i + 1, &ch);
+            if let Ok(v) = serde_json::from_str::<Value>(&text)
+                && let Ok(got) = state_from_json(&v)
+            {
+                prop_assert!((1..=7).contains(&got.next) && (1..=5).contains(&got.moves_remaining));
             }
         }
 

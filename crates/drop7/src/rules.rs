@@ -645,7 +645,9 @@ mod tests {
                 (7.0 * (d as f64).powf(2.5)).floor() as u32
             );
         }
-        assert_eq!(chain_points(31), (7.0 * 31f64.powf(2.5)).floor() as u32);
+        // beyond the table: floor(7 * 31^2.5) = floor(37454.35), floor(7 * 40^2.5) = floor(70835.02)
+        assert_eq!(chain_points(31), 37_454);
+        assert_eq!(chain_points(40), 70_835);
     }
 
     #[test]

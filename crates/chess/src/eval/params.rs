@@ -40,13 +40,18 @@ pub const EMBEDDED: &str = include_str!("../../../../data/chess/eval-params.txt"
 /// weights (comments do not count). Reports and resumable runs record it, so a run begun
 /// with other weights, or another layout of them, is not silently continued with these.
 pub fn embedded_id() -> String {
+    id_of(&VALUES)
+}
+
+/// The identity of `values` under this engine's names (what [`embedded_id`] hashes).
+fn id_of(values: &[S]) -> String {
     let mut h: u64 = 0xCBF2_9CE4_8422_2325;
     let mut eat = |bytes: &[u8]| {
         for b in bytes {
             h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01B3);
         }
     };
-    for (name, v) in NAMES.iter().zip(VALUES.iter()) {
+    for (name, v) in NAMES.iter().zip(values) {
         eat(name.as_bytes());
         eat(&v.mg.to_le_bytes());
         eat(&v.eg.to_le_bytes());
@@ -163,9 +168,14 @@ mod tests {
         n.sort_unstable();
         n.dedup();
         assert_eq!(n.len(), COUNT);
-        // The identity follows the weights: the same file gives the same id.
-        assert_eq!(embedded_id(), embedded_id());
-        assert!(embedded_id().starts_with("hce:") && embedded_id().len() == 20);
+        // The identity follows the weights: one weight changed by one changes it, and the
+        // same weights give the same id.
+        let id = embedded_id();
+        assert!(id.starts_with("hce:") && id.len() == 20, "{id}");
+        let mut v = VALUES.to_vec();
+        assert_eq!(id_of(&v), id);
+        v[id::TEMPO] = S::new(v[id::TEMPO].mg + 1, v[id::TEMPO].eg);
+        assert_ne!(id_of(&v), id);
     }
 
     #[test]
