@@ -582,7 +582,11 @@ fn api_results_replays_screens_training_and_confinement() {
     let q: Vec<f64> = (0..7).map(|c| v["q"][c].as_f64().unwrap()).collect();
     let best = q.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let column = v["column"].as_u64().expect("a column") as usize;
-    assert_eq!(q[column], best, "advised column {column}, values {q:?}");
+    // (the choice is made in f32, the values shown in f64: a near-tie may pick either)
+    assert!(
+        q[column] >= best - 1e-6 * best.abs(),
+        "advised column {column}, values {q:?}"
+    );
     let v = s.ok("/api/advice?policy=ntuple-d1s2@run/final-weights.bin&seed=5");
     assert_eq!(v["qKind"], "search");
 
