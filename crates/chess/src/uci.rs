@@ -525,6 +525,7 @@ impl Engine {
                 println!("id author {ENGINE_AUTHOR}");
                 println!("option name Hash type spin default {HASH_DEFAULT} min 1 max {HASH_MAX}");
                 println!("option name HashWays type combo default 1 var 1 var 2 var 4");
+                println!("option name Clear Hash type button");
                 println!("option name Threads type spin default 1 min 1 max {THREADS_MAX}");
                 println!("option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}");
                 println!("option name Ponder type check default false");
@@ -687,6 +688,14 @@ impl Engine {
                 let tt = Arc::get_mut(&mut self.tt).expect("the engine holds the only handle");
                 tt.set_ways(ways).map_err(UciError::HashWays)?;
                 self.hash_ways = ways;
+            }
+            // The GUI button most engines offer: forget what earlier searches learned (hash
+            // table and every thread's histories) without the position reset of `ucinewgame`.
+            "clear hash" => {
+                self.tt.clear();
+                for w in &mut self.workers {
+                    w.clear();
+                }
             }
             "threads" => {
                 let n = int(1, THREADS_MAX as u64)? as usize;
@@ -995,6 +1004,24 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("/nonexistent/fh.txt"), "{err}");
         e.set_option("prune.fh-table", "<embedded>").unwrap();
+    }
+
+    #[test]
+    fn clear_hash_empties_the_table_a_search_filled() {
+        let mut e = Engine::new();
+        e.set_option("Hash", "1").unwrap();
+        e.execute(parse_command("position startpos").unwrap())
+            .unwrap();
+        e.execute(parse_command("go depth 8").unwrap()).unwrap();
+        e.end_job(false);
+        assert!(
+            e.tt.hashfull() > 0,
+            "a depth-8 search left the 1 MB table empty"
+        );
+        e.execute(parse_command("setoption name Clear Hash").unwrap())
+            .unwrap();
+        assert_eq!(e.tt.hashfull(), 0, "Clear Hash left entries behind");
+        assert_eq!(e.hash_mb, 1, "Clear Hash changed the table's size");
     }
 
     #[test]
