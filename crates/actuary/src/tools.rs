@@ -14,7 +14,7 @@ use chess::eval::LazyMargins;
 use chess::perft::perft_divide_with;
 use chess::search::prune::PruneConfig;
 use chess::search::smp::exit_breakdown;
-use chess::suite::{SuiteLimit, print_report, run_suite};
+use chess::suite::{SuiteLimit, print_report, run_suite_with};
 use clap::builder::TypedValueParser;
 
 /// The `actuary` subcommands (UCI when none is given).
@@ -130,18 +130,7 @@ impl BenchArgs {
         prune
             .set_all(&self.set)
             .map_err(|e| anyhow::anyhow!("--set: {e}"))?;
-        if eval == "hce" && self.eval_file.is_some() {
-            anyhow::bail!("--eval-file: a network file needs --eval nnue (the evaluation is hce)");
-        }
-        let net = match (&self.eval_file, eval) {
-            (_, "hce") => None,
-            (Some(p), _) => {
-                Some(Arc::new(chess::nnue::Network::load(p).map_err(|e| {
-                    anyhow::anyhow!("--eval-file {}: {e}", p.display())
-                })?))
-            }
-            (None, _) => Some(chess::nnue::Network::embedded()),
-        };
+        let net = network(eval, self.eval_file.as_deref())?;
         let opts = chess::search::smp::SearchOptions {
             lazy,
             net_lazy,
@@ -154,6 +143,25 @@ impl BenchArgs {
         println!("Bench: {} nodes {} nps", r.nodes, r.nps);
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// The network `--eval EVAL [--eval-file FILE]` asks for: `None` for the hand evaluation.
+fn network(
+    eval: &str,
+    eval_file: Option<&Path>,
+) -> anyhow::Result<Option<Arc<chess::nnue::Network>>> {
+    if eval == "hce" && eval_file.is_some() {
+        anyhow::bail!("--eval-file: a network file needs --eval nnue (the evaluation is hce)");
+    }
+    Ok(match (eval_file, eval) {
+        (_, "hce") => None,
+        (Some(p), _) => {
+            Some(Arc::new(chess::nnue::Network::load(p).map_err(|e| {
+                anyhow::anyhow!("--eval-file {}: {e}", p.display())
+            })?))
+        }
+        (None, _) => Some(chess::nnue::Network::embedded()),
+    })
 }
 
 /// `actuary perft <DEPTH> [FEN...]`.
@@ -252,7 +260,8 @@ impl PerftSuiteArgs {
     }
 }
 
-/// `actuary suite <FILE> [--depth N | --nodes N | --movetime MS] [--hash MB] [--verbose]`.
+/// `actuary suite <FILE> [--depth N | --nodes N | --movetime MS] [--hash MB] [--verbose]
+/// [--eval nnue|hce] [--eval-file FILE] [--set SWITCHES]`.
 #[derive(Debug, clap::Args)]
 pub struct SuiteArgs {
     /// EPD file: positions with `bm` (best move) or `am` (avoid move) operations; STS files
@@ -274,6 +283,17 @@ pub struct SuiteArgs {
     /// One line per position on stderr as the suite runs.
     #[arg(long)]
     pub verbose: bool,
+    /// The evaluation, `nnue` (the learned one) or `hce` (the hand evaluation), as UCI `Eval`.
+    #[arg(long, value_name = "EVAL", default_value = "nnue",
+          value_parser = clap::builder::PossibleValuesParser::new(["hce", "nnue"]))]
+    pub eval: String,
+    /// The network for --eval nnue (UCI `EvalFile`) [default: the net built into the engine].
+    #[arg(long, value_name = "FILE")]
+    pub eval_file: Option<PathBuf>,
+    /// Pruning switches `name=value[,...]` (the UCI `prune.*` options without the prefix,
+    /// e.g. `se=off,lmp=table`) [default: the engine's defaults].
+    #[arg(long, value_name = "SWITCHES", default_value = "")]
+    pub set: String,
 }
 
 impl SuiteArgs {
@@ -289,8 +309,17 @@ impl SuiteArgs {
 
     /// Failures, then the totals (see [`print_report`]).
     pub fn run(&self) -> anyhow::Result<ExitCode> {
+        let mut prune = PruneConfig::default();
+        prune
+            .set_all(&self.set)
+            .map_err(|e| anyhow::anyhow!("--set: {e}"))?;
+        let opts = chess::search::smp::SearchOptions {
+            net: network(&self.eval, self.eval_file.as_deref())?,
+            prune,
+            ..Default::default()
+        };
         let text = read(&self.file)?;
-        let rep = run_suite(&text, self.limit(), self.hash, self.verbose);
+        let rep = run_suite_with(&text, self.limit(), self.hash, self.verbose, opts);
         print_report(&rep);
         Ok(ExitCode::SUCCESS)
     }

@@ -40,14 +40,28 @@ impl SuiteReport {
     }
 }
 
-/// Run a suite from EPD text. Lines that fail to parse are reported as failures.
+/// Run a suite from EPD text with the engine's defaults. Lines that fail to parse are
+/// reported as failures.
 pub fn run_suite(text: &str, limit: SuiteLimit, hash_mb: usize, verbose: bool) -> SuiteReport {
+    run_suite_with(text, limit, hash_mb, verbose, SearchOptions::default())
+}
+
+/// [`run_suite`] with the given evaluation and pruning switches (`opts`), so that a number
+/// measured on another configuration (the hand evaluation, a switch) can be measured again.
+pub fn run_suite_with(
+    text: &str,
+    limit: SuiteLimit,
+    hash_mb: usize,
+    verbose: bool,
+    opts: SearchOptions,
+) -> SuiteReport {
     let tt = Tt::new(hash_mb);
     let stop = AtomicBool::new(false);
     // No GUI between us and the clock: use the whole move time.
     let opts = SearchOptions {
         move_overhead_ms: 0,
-        ..Default::default()
+        verbose: false,
+        ..opts
     };
     let limits = match limit {
         SuiteLimit::Depth(d) => Limits {
@@ -204,5 +218,43 @@ pub fn print_report(rep: &SuiteReport) {
         (rep.sts_points, rep.sts_percent(), rep.sts_rating())
     {
         println!("sts score {got}/{max} ({pct:.2}%), rating estimate {rating:.0}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two middlegame positions a depth-7 search does not solve trivially.
+    const EPD: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - bm Ng5; id \"a\";\n\
+                       r2q1rk1/pp2bppp/2n1pn2/3p4/3P4/2NBPN2/PP3PPP/R2Q1RK1 w - - bm e4; id \"b\";\n";
+
+    fn nodes(opts: SearchOptions) -> u64 {
+        run_suite_with(EPD, SuiteLimit::Depth(7), 4, false, opts).nodes
+    }
+
+    #[test]
+    fn the_evaluation_and_switches_reach_the_suites_searches() {
+        let default = nodes(SearchOptions::default());
+        assert_eq!(
+            default,
+            run_suite(EPD, SuiteLimit::Depth(7), 4, false).nodes,
+            "run_suite is not run_suite_with on the defaults"
+        );
+        let hce = nodes(SearchOptions {
+            net: None,
+            ..Default::default()
+        });
+        assert_ne!(hce, default, "the hand evaluation searched the net's tree");
+        let mut prune = crate::search::prune::PruneConfig::default();
+        prune.set_all("lmr=off").unwrap();
+        let no_lmr = nodes(SearchOptions {
+            prune,
+            ..Default::default()
+        });
+        assert!(
+            no_lmr > default,
+            "without LMR the tree did not grow: {no_lmr} against {default}"
+        );
     }
 }
