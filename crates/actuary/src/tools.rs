@@ -126,10 +126,7 @@ impl BenchArgs {
                 }),
             ),
         };
-        let mut prune = PruneConfig::default();
-        prune
-            .set_all(&self.set)
-            .map_err(|e| anyhow::anyhow!("--set: {e}"))?;
+        let prune = switches(&self.set)?;
         let net = network(eval, self.eval_file.as_deref())?;
         let opts = chess::search::smp::SearchOptions {
             lazy,
@@ -143,6 +140,15 @@ impl BenchArgs {
         println!("Bench: {} nodes {} nps", r.nodes, r.nps);
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// The defaults with `--set SWITCHES` applied.
+fn switches(set: &str) -> anyhow::Result<PruneConfig> {
+    let mut prune = PruneConfig::default();
+    prune
+        .set_all(set)
+        .map_err(|e| anyhow::anyhow!("--set: {e}"))?;
+    Ok(prune)
 }
 
 /// The network `--eval EVAL [--eval-file FILE]` asks for: `None` for the hand evaluation.
@@ -309,13 +315,9 @@ impl SuiteArgs {
 
     /// Failures, then the totals (see [`print_report`]).
     pub fn run(&self) -> anyhow::Result<ExitCode> {
-        let mut prune = PruneConfig::default();
-        prune
-            .set_all(&self.set)
-            .map_err(|e| anyhow::anyhow!("--set: {e}"))?;
         let opts = chess::search::smp::SearchOptions {
             net: network(&self.eval, self.eval_file.as_deref())?,
-            prune,
+            prune: switches(&self.set)?,
             ..Default::default()
         };
         let text = read(&self.file)?;

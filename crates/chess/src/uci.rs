@@ -549,10 +549,7 @@ impl Engine {
             Command::IsReady => println!("readyok"),
             Command::UciNewGame => {
                 self.stop_search();
-                self.tt.clear();
-                for w in &mut self.workers {
-                    w.clear();
-                }
+                self.forget_searches();
                 self.pos = Position::default();
             }
             Command::SetOption { name, value } => {
@@ -634,6 +631,15 @@ impl Engine {
         Ok(Flow::Continue)
     }
 
+    /// Empty the hash table and every thread's histories (`ucinewgame`, `Clear Hash`); the
+    /// search must be stopped.
+    fn forget_searches(&mut self) {
+        self.tt.clear();
+        for w in &mut self.workers {
+            w.clear();
+        }
+    }
+
     fn set_option(&mut self, name: &str, value: &str) -> Result<(), UciError> {
         let int = |lo: u64, hi: u64| -> Result<u64, UciError> {
             let v: u64 = value.trim().parse().map_err(|_| UciError::OptionValue {
@@ -691,12 +697,7 @@ impl Engine {
             }
             // The GUI button most engines offer: forget what earlier searches learned (hash
             // table and every thread's histories) without the position reset of `ucinewgame`.
-            "clear hash" => {
-                self.tt.clear();
-                for w in &mut self.workers {
-                    w.clear();
-                }
-            }
+            "clear hash" => self.forget_searches(),
             "threads" => {
                 let n = int(1, THREADS_MAX as u64)? as usize;
                 if n != self.threads {
