@@ -176,6 +176,10 @@ run nnue6 69 nnue-6 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 # its recipe and the run it was chosen over in data/chess/nets/README.md) against the sixth
 # (the embedded default until it wins), by file.
 run nnue7 71 nnue-7 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-7.nnue" nnue-6 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-6.nnue" 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 33, session 39: correction history as the issue names it (switch `corr-all`: pawns, each
+# side's other pieces and the last two moves; `corr` above is the pawn table alone, with the hand
+# evaluation), on the defaults (the net), against the same binary without it.
+run corr-all 73 corr-all-on option.prune.corr-all=true corr-off option.prune.corr-all=false 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33: the SPSA tune's values (docs/tune/spsa/values.txt, written by scripts/spsa-search.sh)
 # against the values it started from (docs/tune/spsa/params.txt: the defaults until then). H1,
 # +25.1 Elo after 748 games (2026-12-06); the tuned values are the defaults since. Both sides

@@ -121,6 +121,20 @@ fn correction_history_signature() {
     assert_eq!(r.nodes, 6_658_935);
 }
 
+/// `prune.corr-all=on` (correction history by pawns, pieces and the last two moves): its own
+/// count, the same with `corr` on too (`corr-all` reads the pawn table itself).
+#[test]
+fn full_correction_history_signature() {
+    for switches in [&["corr-all"][..], &["corr", "corr-all"]] {
+        let mut cfg = chess::search::prune::PruneConfig::default();
+        for s in switches {
+            cfg.set(s, "on").unwrap();
+        }
+        let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
+        assert_eq!(r.nodes, 7_659_050, "{switches:?}");
+    }
+}
+
 /// `prune.probcut=on` and `prune.hp=on` (ProbCut and history pruning, issue 33): each its own
 /// count (each only moves the tree: at a fixed depth a prune also changes what the hash
 /// table and the histories hold, so fewer or more nodes say nothing of its worth).

@@ -24,6 +24,47 @@ pub struct History {
     /// centipawns (switch `corr`): what searches of positions with these pawns found the
     /// evaluation to miss, as a running average.
     corr: Vec<i32>,
+    /// The same by each side's pieces other than pawns (switch `corr-all`): side to move ×
+    /// whose pieces × key. The pawn table cannot see an evaluation error that follows the
+    /// pieces (a bad bishop, a misjudged exchange imbalance); these can.
+    corr_non_pawn: Vec<i32>,
+    /// The same by the last two moves (switch `corr-all`): (piece, to) two plies back ×
+    /// (piece, to) one ply back. An error that follows a line of play rather than a
+    /// structure (a recapture the evaluation does not see coming) is caught here.
+    corr_cont: Vec<i32>,
+}
+
+/// What the correction tables are indexed by, computed once per node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CorrKeys {
+    /// [`crate::eval::pawns::pawn_key`].
+    pub pawn: u64,
+    /// Each side's pieces other than pawns, [`non_pawn_key`] (zero when unused).
+    pub non_pawn: [u64; 2],
+    /// (piece, to) of the moves one and two plies back ([`NO_PIECE_TO`] after a null move or
+    /// at the root).
+    pub cont: [PieceTo; 2],
+}
+
+/// A key of `color`'s knights, bishops, rooks, queens and king (the squares of each kind),
+/// for the non-pawn correction tables. Five mixes: cheap beside an evaluation.
+#[inline]
+pub fn non_pawn_key(board: &crate::board::Board, color: Color) -> u64 {
+    let mut k = color as u64;
+    for (i, p) in [
+        Piece::Knight,
+        Piece::Bishop,
+        Piece::Rook,
+        Piece::Queen,
+        Piece::King,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let bb = board.colored_pieces(color, p).0;
+        k = crate::board::mix64(k ^ bb.rotate_left(11 * i as u32) ^ crate::board::GOLDEN_GAMMA);
+    }
+    k
 }
 
 /// Entries of the correction table per side (a power of two: indexed by the pawn key's
@@ -33,6 +74,11 @@ pub const CORR_SIZE: usize = 16_384;
 pub const CORR_GRAIN: i32 = 256;
 /// Largest correction, centipawns.
 pub const CORR_LIMIT: i32 = 128;
+/// Weights of the four corrections in `corr-all`, in eighths: pawns, each side's pieces,
+/// the last two moves. Each table learns the whole error on its own, so the sum of the weights
+/// (10/8) is near one: together they say about as much as one table, but a position
+/// whose pawns were never seen still gets the part its pieces and its moves carry.
+pub const CORR_WEIGHTS: [i32; 3] = [4, 2, 2];
 
 impl Default for History {
     fn default() -> Self {
@@ -43,6 +89,8 @@ impl Default for History {
             counter: vec![NULL_MOVE; 768],
             killers: vec![[NULL_MOVE; 2]; MAX_PLY + 4],
             corr: vec![0; 2 * CORR_SIZE],
+            corr_non_pawn: vec![0; 2 * 2 * CORR_SIZE],
+            corr_cont: vec![0; 768 * 768],
         }
     }
 }
@@ -66,20 +114,60 @@ impl History {
         (color as usize) * CORR_SIZE + ((pawn_key >> 32) as usize & (CORR_SIZE - 1))
     }
 
-    /// The correction for a position with these pawns, `color` to move, centipawns.
     #[inline]
-    pub fn correction(&self, color: Color, pawn_key: u64) -> i32 {
-        self.corr[Self::corr_index(color, pawn_key)] / CORR_GRAIN
+    fn non_pawn_index(stm: Color, side: usize, key: u64) -> usize {
+        ((stm as usize) * 2 + side) * CORR_SIZE + ((key >> 32) as usize & (CORR_SIZE - 1))
+    }
+
+    #[inline]
+    fn cont_corr_index(cont: [PieceTo; 2]) -> Option<usize> {
+        (cont[0] != NO_PIECE_TO && cont[1] != NO_PIECE_TO).then(|| cont[1] * 768 + cont[0])
+    }
+
+    /// The correction for a position with these keys, `color` to move, centipawns: the
+    /// pawn table alone, or (`all`) the weighted sum of [`CORR_WEIGHTS`].
+    #[inline]
+    pub fn correction(&self, color: Color, keys: &CorrKeys, all: bool) -> i32 {
+        let pawn = self.corr[Self::corr_index(color, keys.pawn)];
+        if !all {
+            return pawn / CORR_GRAIN;
+        }
+        let [wp, wn, wc] = CORR_WEIGHTS;
+        let mut sum = pawn as i64 * wp as i64;
+        for side in 0..2 {
+            let np = self.corr_non_pawn[Self::non_pawn_index(color, side, keys.non_pawn[side])];
+            sum += np as i64 * wn as i64;
+        }
+        if let Some(i) = Self::cont_corr_index(keys.cont) {
+            sum += self.corr_cont[i] as i64 * wc as i64;
+        }
+        (sum / (8 * CORR_GRAIN as i64)) as i32
     }
 
     /// Move the correction toward `diff` (search result − raw evaluation, centipawns), by a
-    /// weight that grows with the depth that found it.
+    /// weight that grows with the depth that found it; with `all`, every table learns it.
     #[inline]
-    pub fn update_correction(&mut self, color: Color, pawn_key: u64, depth: i32, diff: i32) {
-        let e = &mut self.corr[Self::corr_index(color, pawn_key)];
+    pub fn update_correction(
+        &mut self,
+        color: Color,
+        keys: &CorrKeys,
+        all: bool,
+        depth: i32,
+        diff: i32,
+    ) {
         let target = diff.clamp(-CORR_LIMIT, CORR_LIMIT) * CORR_GRAIN;
         let w = (depth + 1).clamp(1, 16);
-        *e = (*e * (256 - w) + target * w) / 256;
+        let learn = |e: &mut i32| *e = (*e * (256 - w) + target * w) / 256;
+        learn(&mut self.corr[Self::corr_index(color, keys.pawn)]);
+        if !all {
+            return;
+        }
+        for side in 0..2 {
+            learn(&mut self.corr_non_pawn[Self::non_pawn_index(color, side, keys.non_pawn[side])]);
+        }
+        if let Some(i) = Self::cont_corr_index(keys.cont) {
+            learn(&mut self.corr_cont[i]);
+        }
     }
 
     #[inline]
@@ -149,5 +237,96 @@ impl History {
         if prev != NO_PIECE_TO {
             self.counter[prev] = mv;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Trains every table of `keys` toward `diff` until the running averages settle.
+    fn train(h: &mut History, keys: &CorrKeys, all: bool, diff: i32) {
+        for _ in 0..400 {
+            h.update_correction(Color::White, keys, all, 15, diff);
+        }
+    }
+
+    const A: CorrKeys = CorrKeys {
+        pawn: 0x1234_5678_0000_0001,
+        non_pawn: [0x0bad_cafe_0000_0000, 0x0dea_dbee_0000_0000],
+        cont: [5, 700],
+    };
+
+    #[test]
+    fn the_pawn_table_alone_learns_the_error_and_nothing_else() {
+        let mut h = History::default();
+        train(&mut h, &A, false, 100);
+        // The running average settles within a centipawn of the error (integer steps).
+        assert!((99..=100).contains(&h.correction(Color::White, &A, false)));
+        // The other tables were not touched: in `all` mode only the pawn share (4/8) shows.
+        assert!((49..=50).contains(&h.correction(Color::White, &A, true)));
+        // The other side to move has its own table.
+        assert_eq!(h.correction(Color::Black, &A, false), 0);
+    }
+
+    #[test]
+    fn with_all_tables_each_part_of_the_key_carries_its_weight() {
+        let mut h = History::default();
+        train(&mut h, &A, true, 100);
+        // Every table near 100 cp: the weights sum to 10/8.
+        assert!((124..=125).contains(&h.correction(Color::White, &A, true)));
+        let other_pawns = CorrKeys {
+            pawn: 0x7777_0000_0000_0001,
+            ..A
+        };
+        assert!((74..=75).contains(&h.correction(Color::White, &other_pawns, true)));
+        // Same pieces, new pawns and no known moves (after a null move): 2 × 2/8.
+        let pieces_only = CorrKeys {
+            pawn: 0x7777_0000_0000_0001,
+            cont: [NO_PIECE_TO, 700],
+            ..A
+        };
+        assert!((49..=50).contains(&h.correction(Color::White, &pieces_only, true)));
+        // Only the moves in common: 2/8.
+        let moves_only = CorrKeys {
+            pawn: 0x7777_0000_0000_0001,
+            non_pawn: [0x1111_0000_0000_0000, 0x2222_0000_0000_0000],
+            cont: [5, 700],
+        };
+        assert!((24..=25).contains(&h.correction(Color::White, &moves_only, true)));
+        // The pawn-only reading of the same table is the pawn table's value.
+        assert!((99..=100).contains(&h.correction(Color::White, &A, false)));
+    }
+
+    #[test]
+    fn errors_beyond_the_limit_are_clamped() {
+        let mut h = History::default();
+        train(&mut h, &A, false, -10_000);
+        let c = h.correction(Color::White, &A, false);
+        assert!((-CORR_LIMIT..=-CORR_LIMIT + 1).contains(&c), "{c}");
+    }
+
+    #[test]
+    fn the_non_pawn_key_sees_each_piece_and_ignores_pawns() {
+        let start =
+            crate::board::parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
+                .unwrap();
+        let pawn_moved =
+            crate::board::parse_fen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+                .unwrap();
+        let knight_moved =
+            crate::board::parse_fen("rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1")
+                .unwrap();
+        let w = |b| non_pawn_key(b, Color::White);
+        assert_eq!(w(&start), w(&pawn_moved));
+        assert_ne!(w(&start), w(&knight_moved));
+        assert_eq!(
+            non_pawn_key(&start, Color::Black),
+            non_pawn_key(&knight_moved, Color::Black)
+        );
+        assert_ne!(
+            non_pawn_key(&start, Color::White),
+            non_pawn_key(&start, Color::Black)
+        );
     }
 }

@@ -23,7 +23,7 @@ use crate::board::{
 use crate::eval::netlazy::NetLazyMargins;
 use crate::eval::pst::SEE_VALUE;
 use crate::eval::{EvalOutcome, Evaluator, LazyMargins, Material, Tier};
-use history::{History, NO_PIECE_TO, PieceTo, piece_to};
+use history::{CorrKeys, History, NO_PIECE_TO, PieceTo, non_pawn_key, piece_to};
 use movepick::{MovePicker, is_bad_noisy_score};
 use params::*;
 use prune::{
@@ -743,11 +743,26 @@ impl<P: Probe> Worker<P> {
 
         // Step 6. Static evaluation and the improving flag.
         // With correction history (switch `corr`) the static evaluation is corrected by what
-        // searches of positions with the same pawns found it to miss; the table keeps the raw.
-        let pawns = if self.cfg.correction && !in_check {
-            crate::eval::pawns::pawn_key(board)
+        // searches of positions with the same pawns found it to miss (`corr-all`: also the
+        // same pieces of either side, the same last two moves); the table keeps the raw.
+        let correct = self.cfg.correction || self.cfg.correction_all;
+        let corr_keys = if correct && !in_check {
+            let all = self.cfg.correction_all;
+            CorrKeys {
+                pawn: crate::eval::pawns::pawn_key(board),
+                non_pawn: if all {
+                    [Color::White, Color::Black].map(|c| non_pawn_key(board, c))
+                } else {
+                    [0; 2]
+                },
+                cont: if all {
+                    self.cont_indices(ply)
+                } else {
+                    [NO_PIECE_TO; 2]
+                },
+            }
         } else {
-            0
+            CorrKeys::default()
         };
         let (raw_eval, static_eval, eval) = if in_check {
             (EVAL_NONE, EVAL_NONE, EVAL_NONE)
@@ -756,8 +771,11 @@ impl<P: Probe> Worker<P> {
                 Some(e) if e.eval != EVAL_NONE => e.eval,
                 _ => self.full_eval(board, ply),
             };
-            let corrected = if self.cfg.correction {
-                (raw + self.hist.correction(stm, pawns)).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+            let corrected = if correct {
+                let c = self
+                    .hist
+                    .correction(stm, &corr_keys, self.cfg.correction_all);
+                (raw + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
             } else {
                 raw
             };
@@ -1406,15 +1424,20 @@ impl<P: Probe> Worker<P> {
                 .store(key, best_move, best, raw_eval, depth, bound, ply);
             // Correction history learns from a quiet (or no) best move whose result the
             // bound says is on the far side of the static evaluation.
-            if self.cfg.correction
+            if correct
                 && !in_check
                 && (best_move == NULL_MOVE || !is_tactical(board, best_move))
                 && !(bound == Bound::Lower && best <= static_eval)
                 && !(bound == Bound::Upper && best >= static_eval)
                 && best.abs() < MATE_BOUND
             {
-                self.hist
-                    .update_correction(stm, pawns, depth, best - raw_eval);
+                self.hist.update_correction(
+                    stm,
+                    &corr_keys,
+                    self.cfg.correction_all,
+                    depth,
+                    best - raw_eval,
+                );
             }
         }
         self.settle(node_probe, best, alpha0, beta);

@@ -380,6 +380,9 @@ pub struct PruneConfig {
     /// Correction history: the static evaluation corrected by pawn structure (off until
     /// games support it).
     pub correction: bool,
+    /// Correction history by pawns, each side's other pieces and the last two moves (the
+    /// issue's full item; `corr` is the pawn table alone). Off until games support it.
+    pub correction_all: bool,
     /// Time management by the best move's share of the root nodes and by a score drop
     /// between iterations (off until games support it).
     pub tm_effort: bool,
@@ -449,6 +452,7 @@ impl Default for PruneConfig {
             lmr: true,
             singular: true,
             correction: false,
+            correction_all: false,
             tm_effort: false,
             probcut: false,
             hist_prune: false,
@@ -646,6 +650,12 @@ pub const SWITCHES: &[Switch] = &[
         correction,
         on_off,
         "correction history: static evaluation corrected by pawn structure"
+    ),
+    switch!(
+        "corr-all",
+        correction_all,
+        on_off,
+        "correction history by pawns, each side's other pieces and the last two moves"
     ),
     switch!(
         "tm",
