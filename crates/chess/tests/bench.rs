@@ -131,7 +131,7 @@ fn full_correction_history_signature() {
             cfg.set(s, "on").unwrap();
         }
         let r = chess::bench::run_bench_with(DEFAULT_BENCH_DEPTH, false, None, cfg, 1).unwrap();
-        assert_eq!(r.nodes, 7_659_050, "{switches:?}");
+        assert_eq!(r.nodes, 7_468_966, "{switches:?}");
     }
 }
 
