@@ -29,8 +29,9 @@ pub struct History {
     /// pieces (a bad bishop, a misjudged exchange imbalance); these can.
     corr_non_pawn: Vec<i32>,
     /// The same by the last two moves (switch `corr-all`): (piece, to) two plies back ×
-    /// (piece, to) one ply back, [`CORR_CONT_SIZE`] entries. An error that follows a line of play rather than a
-    /// structure (a recapture the evaluation does not see coming) is caught here.
+    /// (piece, to) one ply back, `CORR_CONT_SIZE` entries. An error that follows a line of
+    /// play rather than a structure (a recapture the evaluation does not see coming) is
+    /// caught here.
     corr_cont: Vec<i32>,
 }
 
@@ -137,7 +138,7 @@ impl History {
     }
 
     /// The correction for a position with these keys, `color` to move, centipawns: the
-    /// pawn table alone, or (`all`) the weighted sum of [`CORR_WEIGHTS`].
+    /// pawn table alone, or (`all`) the tables' sum weighted by [`CORR_WEIGHTS`].
     #[inline]
     pub fn correction(&self, color: Color, keys: &CorrKeys, all: bool) -> i32 {
         let pawn = self.corr[Self::corr_index(color, keys.pawn)];
