@@ -186,6 +186,9 @@ fn iterate<P: Probe>(
     w.lazy = opts.lazy.clone();
     w.net_lazy = opts.net_lazy.clone();
     w.cfg = opts.prune.clone();
+    if w.cfg.correction_all {
+        w.hist.prepare_correction_all();
+    }
     w.sync_lmr_table();
     let board = &pos.board;
     let mut result = SearchResult::default();
