@@ -22,13 +22,13 @@ for f in target/release/actuary target/release/arbiter data/chess/books/2moves_v
 done
 mkdir -p "$DIR"
 if [ ! -s "$DIR/params.txt" ]; then
-  target/release/actuary spsa-input | grep -v -e '^prune.probcut-margin,' -e '^prune.hp-margin,' > "$DIR/params.txt.tmp"
+  target/release/actuary spsa-input > "$DIR/params.txt.tmp"
   mv "$DIR/params.txt.tmp" "$DIR/params.txt"
 fi
 # stdout: the values reached, as input lines (integers rounded as the engine is sent them);
 # kept in values.txt for the SPRT that decides whether they become the defaults
 # (sh scripts/pruning-experiments.sh OUT 2 spsa).
-target/release/arbiter spsa --engine cmd=target/release/actuary option.Hash=16 \
+target/release/arbiter spsa --engine cmd=target/release/actuary arg=--lab option.Hash=16 \
   --params "$DIR/params.txt" --pairs 10000 --tc 1+0.01 \
   --book data/chess/books/2moves_v1.epd --seed 33 --concurrency 2 \
   --state "$DIR/state.json" --trajectory "$DIR/trajectory.jsonl" --svg "$DIR/trajectory.svg" \

@@ -21,6 +21,12 @@ use tools::Tool;
 #[derive(Debug, Parser)]
 #[command(name = "actuary", version)]
 struct Cli {
+    /// Speak UCI with the laboratory's options listed too (`prune.*`, `LazyEval`,
+    /// `LazyTables`, `NetLazyTables`), for tuners that check what they set against the
+    /// handshake. A GUI is shown only the options a player sets; the engine accepts the
+    /// laboratory's either way.
+    #[arg(long)]
+    lab: bool,
     #[command(subcommand)]
     tool: Option<Tool>,
 }
@@ -30,7 +36,7 @@ fn run() -> anyhow::Result<ExitCode> {
     let (cli, matches) = cmdline::parse::<Cli>();
     match &cli.tool {
         None => {
-            chess::run();
+            chess::run(cli.lab);
             Ok(ExitCode::SUCCESS)
         }
         Some(tool) => {

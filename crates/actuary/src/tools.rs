@@ -15,7 +15,6 @@ use chess::perft::perft_divide_with;
 use chess::search::prune::PruneConfig;
 use chess::search::smp::exit_breakdown;
 use chess::suite::{SuiteLimit, print_report, run_suite_with};
-use clap::builder::TypedValueParser;
 
 /// The `actuary` subcommands (UCI when none is given).
 #[derive(Debug, clap::Subcommand)]
@@ -32,7 +31,7 @@ pub enum Tool {
     Suite(SuiteArgs),
     /// Print the search constants SPSA may tune as OpenBench's SPSA input, one
     /// `name, int, value, min, max, c_end, r_end` line each (the UCI option is the name).
-    SpsaInput,
+    SpsaInput(SpsaInputArgs),
     #[cfg(feature = "lab")]
     #[command(flatten)]
     Lab(chess_lab::LabCommand),
@@ -46,9 +45,15 @@ impl Tool {
             Tool::Perft(a) => a.run(),
             Tool::PerftSuite(a) => a.run(),
             Tool::Suite(a) => a.run(),
-            Tool::SpsaInput => {
-                for l in chess::search::prune::spsa_lines(&PruneConfig::default()) {
-                    println!("{l}");
+            Tool::SpsaInput(a) => {
+                if a.markdown {
+                    print!("{}", chess::search::params::tunables_markdown());
+                    println!();
+                    print!("{}", chess::search::prune::switches_markdown());
+                } else {
+                    for l in chess::search::params::spsa_lines(&Default::default()) {
+                        println!("{l}");
+                    }
                 }
                 Ok(ExitCode::SUCCESS)
             }
@@ -63,7 +68,16 @@ fn read(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// `actuary bench [DEPTH] [--lazy-eval [--tables FILE]] [--set SWITCHES] [--hash-ways N]`.
+/// `actuary spsa-input [--markdown]`.
+#[derive(Debug, clap::Args)]
+pub struct SpsaInputArgs {
+    /// Print the tables of docs/chess/search.md instead: the constants (option, default,
+    /// range, step, meaning), then the mechanisms' switches (values, default, meaning).
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// `actuary bench [DEPTH] [--lazy-eval [--tables FILE]] [--set SWITCHES]`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
     /// Search depth for every position (the signature is defined at the default).
@@ -82,12 +96,6 @@ pub struct BenchArgs {
     /// the prefix, e.g. `gate=classic,lmp=table`). The signature is defined without them.
     #[arg(long, value_name = "SWITCHES", default_value = "")]
     pub set: String,
-    /// Research flag: slots per hash bucket, 1, 2 or 4 (UCI `HashWays`). The signature is
-    /// defined with 1.
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::builder::PossibleValuesParser::new(["1", "2", "4"])
-              .map(|s| s.parse::<usize>().expect("listed values are numbers")))]
-    pub hash_ways: usize,
     /// The evaluation, `nnue` (the learned one) or `hce` (the hand evaluation), as UCI `Eval`
     /// [default: nnue; hce with --lazy-eval, as before the net had lazy exits]. The
     /// signature is defined with `nnue` and the embedded net.
@@ -135,7 +143,7 @@ impl BenchArgs {
             net,
             ..Default::default()
         };
-        let r = run_bench_opts(self.depth, true, opts, self.hash_ways)?;
+        let r = run_bench_opts(self.depth, true, opts);
         println!("Eval exits: {}", exit_breakdown(&r.exits));
         println!("Bench: {} nodes {} nps", r.nodes, r.nps);
         Ok(ExitCode::SUCCESS)

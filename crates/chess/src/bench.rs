@@ -14,10 +14,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 pub const DEFAULT_BENCH_DEPTH: i32 = 15;
-pub const BENCH_HASH_MB: usize = 16;
+pub(crate) const BENCH_HASH_MB: usize = 16;
 
 /// Opening, middlegame (WAC/STS positions — facts, not code) and endgame positions.
-pub const BENCH_FENS: &[&str] = &[
+pub(crate) const BENCH_FENS: &[&str] = &[
     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
     "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
     "r3r1k1/5pp1/p1p4p/2Pp4/8/q1NQP1BP/5PP1/4K2R b K - 0 1",
@@ -70,8 +70,7 @@ pub struct BenchResult {
 
 /// Run the bench (lazy exits off: the signature); `verbose` prints one line per position.
 pub fn run_bench(depth: i32, verbose: bool) -> BenchResult {
-    run_bench_with(depth, verbose, None, PruneConfig::default(), 1)
-        .expect("one way is a valid table")
+    run_bench_with(depth, verbose, None, PruneConfig::default())
 }
 
 /// Run the bench with lazy exits on the given margins (`None` = off: the default evaluation,
@@ -81,8 +80,7 @@ pub fn run_bench_with(
     verbose: bool,
     lazy: Option<Arc<LazyMargins>>,
     prune: PruneConfig,
-    hash_ways: usize,
-) -> Result<BenchResult, crate::search::tt::TtError> {
+) -> BenchResult {
     // The lazy tiers are the hand evaluation's: with margins, search with it.
     let net = if lazy.is_some() {
         None
@@ -95,18 +93,12 @@ pub fn run_bench_with(
         prune,
         ..Default::default()
     };
-    run_bench_opts(depth, verbose, opts, hash_ways)
+    run_bench_opts(depth, verbose, opts)
 }
 
 /// Run the bench with any search options (the evaluation among them).
-pub fn run_bench_opts(
-    depth: i32,
-    verbose: bool,
-    opts: SearchOptions,
-    hash_ways: usize,
-) -> Result<BenchResult, crate::search::tt::TtError> {
-    let mut tt = Tt::new(BENCH_HASH_MB);
-    tt.set_ways(hash_ways)?;
+pub fn run_bench_opts(depth: i32, verbose: bool, opts: SearchOptions) -> BenchResult {
+    let tt = Tt::new(BENCH_HASH_MB);
     let stop = AtomicBool::new(false);
     let mut exits = [0u64; 3];
     let limits = Limits {
@@ -143,10 +135,10 @@ pub fn run_bench_opts(
     }
     let elapsed = start.elapsed();
     let ms = elapsed.as_millis().max(1) as u64;
-    Ok(BenchResult {
+    BenchResult {
         nodes,
         nps: (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64,
         elapsed_ms: ms,
         exits,
-    })
+    }
 }

@@ -34,17 +34,17 @@ pub enum BoardError {
 }
 
 /// The standard start position.
-pub const STARTPOS_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+pub(crate) const STARTPOS_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 /// A move that can never be legal (a1a1); used as "no move" in fixed-size tables.
-pub const NULL_MOVE: Move = Move {
+pub(crate) const NULL_MOVE: Move = Move {
     from: Square::A1,
     to: Square::A1,
     promotion: None,
 };
 
 /// Most legal moves any chess position has is 218; 256 leaves room and keeps lists on the stack.
-pub const MAX_MOVES: usize = 256;
+pub(crate) const MAX_MOVES: usize = 256;
 
 /// Parse a FEN (6 fields) or an EPD position (the first 4 fields; clocks default to `0 1`).
 /// Castling rights are standard `KQkq` (rooks on the a- and h-files).
@@ -55,7 +55,8 @@ pub fn parse_fen(fen: &str) -> Result<Board, BoardError> {
 /// [`parse_fen`] for Chess960 (Fischer random) too: the castling field may name the
 /// rooks' files (Shredder-FEN `HAha`, X-FEN letters) or use `KQkq` for the outermost rook
 /// on each side of the king (X-FEN). A standard position reads the same either way.
-pub fn parse_fen_960(fen: &str) -> Result<Board, BoardError> {
+#[cfg(test)]
+pub(crate) fn parse_fen_960(fen: &str) -> Result<Board, BoardError> {
     parse_fen_with(fen, true)
 }
 
@@ -266,7 +267,7 @@ pub fn to_fen(board: &Board) -> String {
 
 /// Is `mv` a castling move? cozy-chess encodes castling as "king takes own rook".
 #[inline]
-pub fn is_castle(board: &Board, mv: Move) -> bool {
+pub(crate) fn is_castle(board: &Board, mv: Move) -> bool {
     board.colors(board.side_to_move()).has(mv.to)
 }
 
@@ -278,7 +279,7 @@ pub fn is_capture(board: &Board, mv: Move) -> bool {
 
 /// Is `mv` an en-passant capture?
 #[inline]
-pub fn is_en_passant(board: &Board, mv: Move) -> bool {
+pub(crate) fn is_en_passant(board: &Board, mv: Move) -> bool {
     mv.from.file() != mv.to.file()
         && board.piece_on(mv.from) == Some(Piece::Pawn)
         && board.piece_on(mv.to).is_none()
@@ -292,7 +293,7 @@ pub fn is_tactical(board: &Board, mv: Move) -> bool {
 
 /// The piece a move captures (a pawn for en passant), if any.
 #[inline]
-pub fn captured_piece(board: &Board, mv: Move) -> Option<Piece> {
+pub(crate) fn captured_piece(board: &Board, mv: Move) -> Option<Piece> {
     if board.colors(!board.side_to_move()).has(mv.to) {
         board.piece_on(mv.to)
     } else if is_en_passant(board, mv) {
@@ -304,7 +305,7 @@ pub fn captured_piece(board: &Board, mv: Move) -> Option<Piece> {
 
 /// Does `mv` give check? Computed from attack sets without making the move (direct and
 /// discovered checks); rare special moves (castling, en passant) are made on a copy.
-pub fn gives_check(board: &Board, mv: Move) -> bool {
+pub(crate) fn gives_check(board: &Board, mv: Move) -> bool {
     use cozy_chess::{
         get_bishop_moves, get_knight_moves, get_line_rays, get_pawn_attacks, get_rook_moves,
     };
@@ -350,7 +351,7 @@ pub fn gives_check(board: &Board, mv: Move) -> bool {
 
 /// Does the side to move have any piece other than king and pawns? Null move is unsound without.
 #[inline]
-pub fn has_non_pawn_material(board: &Board, color: Color) -> bool {
+pub(crate) fn has_non_pawn_material(board: &Board, color: Color) -> bool {
     let pk = board.pieces(Piece::Pawn) | board.pieces(Piece::King);
     !(board.colors(color) & !pk).is_empty()
 }
@@ -429,7 +430,7 @@ pub fn move_to_uci(board: &Board, mv: Move) -> String {
 
 /// UCI text of a move; with `chess960` castling is written king-takes-rook (e1h1, the
 /// `UCI_Chess960` convention), else the standard way.
-pub fn move_to_uci_with(board: &Board, mv: Move, chess960: bool) -> String {
+pub(crate) fn move_to_uci_with(board: &Board, mv: Move, chess960: bool) -> String {
     if mv == NULL_MOVE {
         return "0000".to_string();
     }
@@ -635,7 +636,7 @@ impl Position {
 
     /// [`Position::from_fen`]; with `chess960` the castling field may be X-FEN or
     /// Shredder-FEN ([`parse_fen_960`]).
-    pub fn from_fen_with(fen: &str, chess960: bool) -> Result<Self, BoardError> {
+    pub(crate) fn from_fen_with(fen: &str, chess960: bool) -> Result<Self, BoardError> {
         Ok(Self {
             board: parse_fen_with(fen, chess960)?,
             history: Vec::new(),
@@ -718,7 +719,7 @@ pub fn parse_epd(line: &str) -> Result<Epd, BoardError> {
 }
 
 /// [`parse_epd`]; with `chess960` the castling field may be X-FEN or Shredder-FEN.
-pub fn parse_epd_with(line: &str, chess960: bool) -> Result<Epd, BoardError> {
+pub(crate) fn parse_epd_with(line: &str, chess960: bool) -> Result<Epd, BoardError> {
     let line = line.trim();
     let mut rest = line;
     let mut fields = Vec::new();

@@ -3,11 +3,11 @@
 
 /// The most bytes a data file the engine reads by name (`LazyTables`, `prune.fh-table`,
 /// `prune.rfp-table`) may have: the generated tables are well under 1 MB.
-pub const MAX_DATA_FILE: u64 = 16 << 20;
+pub(crate) const MAX_DATA_FILE: u64 = 16 << 20;
 
 /// Read a data file named by an option: only a regular file (a FIFO would block the UCI
 /// loop, `/dev/zero` would never end) of at most [`MAX_DATA_FILE`] bytes.
-pub fn read_data_file(path: &std::path::Path) -> std::io::Result<String> {
+pub(crate) fn read_data_file(path: &std::path::Path) -> std::io::Result<String> {
     use std::io::Read;
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
@@ -61,7 +61,7 @@ pub fn seal(text: &str) -> String {
 
 /// The text of a sealed table file before its `end` line, if the seal holds: the `end` line
 /// is the last line, and the count and checksum match. The error says what is wrong.
-pub fn unseal(text: &str) -> Result<&str, String> {
+pub(crate) fn unseal(text: &str) -> Result<&str, String> {
     let trimmed = text.trim_end_matches(['\n', '\r']);
     let start = trimmed.rfind('\n').map_or(0, |i| i + 1);
     let last = &trimmed[start..];

@@ -16,7 +16,12 @@ pub mod search;
 pub mod suite;
 pub mod uci;
 
-/// Run the engine: the UCI protocol on stdin/stdout until `quit` or end of input.
-pub fn run() {
-    uci::Engine::new().run_stdin();
+/// Run the engine: the UCI protocol on stdin/stdout until `quit` or end of input. With
+/// `lab_options` its `uci` answer also lists the laboratory's options.
+pub fn run(lab_options: bool) {
+    if lab_options {
+        uci::Engine::with_lab_options().run_stdin();
+    } else {
+        uci::Engine::new().run_stdin();
+    }
 }

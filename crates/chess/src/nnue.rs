@@ -43,16 +43,16 @@ pub const SCALE: i32 = 400;
 /// Every float weight is clipped to ±this in training (see the module note on overflow).
 pub const WEIGHT_CLIP: f32 = 1.98;
 /// The largest hidden width a file may declare (the embedded net is far smaller).
-pub const MAX_HIDDEN: usize = 1024;
+pub(crate) const MAX_HIDDEN: usize = 1024;
 const MAGIC: &[u8; 8] = b"ACTNNUE1";
 /// Version 2: output buckets (`u32` B after H; B output layers and biases).
 const MAGIC2: &[u8; 8] = b"ACTNNUE2";
 /// The most output buckets a file may declare.
-pub const MAX_BUCKETS: usize = 16;
+pub(crate) const MAX_BUCKETS: usize = 16;
 
 /// The committed network, embedded at build time (its SHA-256, training data and
 /// hyper-parameters: data/chess/nets/README.md).
-pub const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-7.nnue");
+pub(crate) const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-7.nnue");
 /// The default evaluation's identity for files whose games it plays (`nnue:` and the embedded
 /// net's checksum): a resumed file refuses games of another evaluation.
 pub fn embedded_id() -> String {
@@ -64,11 +64,11 @@ pub fn embedded_id() -> String {
 }
 
 /// The name of the embedded net in the `EvalFile` option.
-pub const EMBEDDED_NET_NAME: &str = "<embedded>";
+pub(crate) const EMBEDDED_NET_NAME: &str = "<embedded>";
 
 /// Why a network file was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum NetError {
+pub(crate) enum NetError {
     #[error("not a network file (no ACTNNUE1 magic)")]
     Magic,
     #[error("hidden width {0} is out of range 1..={MAX_HIDDEN}")]
@@ -139,7 +139,8 @@ impl Network {
         }
     }
 
-    pub fn hidden(&self) -> usize {
+    #[cfg(any(test, debug_assertions))]
+    pub(crate) fn hidden(&self) -> usize {
         self.hidden
     }
 
@@ -174,7 +175,7 @@ impl Network {
     }
 
     /// Parse and check a network file.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, NetError> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Self, NetError> {
         let v2 = match bytes.get(..8) {
             Some(m) if m == MAGIC => false,
             Some(m) if m == MAGIC2 => true,
@@ -247,7 +248,7 @@ impl Network {
 
     /// This net's identity as [`embedded_id`] writes it (`nnue:` and the file's checksum):
     /// what tables fitted to a net record. Serialises the net; not for hot paths.
-    pub fn id(&self) -> String {
+    pub(crate) fn id(&self) -> String {
         let bytes = self.to_bytes();
         let sum = &bytes[bytes.len() - 8..];
         format!(
@@ -306,7 +307,7 @@ impl Network {
     }
 
     /// Both perspectives' accumulators of `board` from scratch (`acc` = white then black).
-    pub fn refresh(&self, board: &Board, acc: &mut [i16]) {
+    pub(crate) fn refresh(&self, board: &Board, acc: &mut [i16]) {
         let (white, black) = acc.split_at_mut(self.hidden);
         white.copy_from_slice(&self.ft_b);
         black.copy_from_slice(&self.ft_b);
@@ -321,25 +322,11 @@ impl Network {
         }
     }
 
-    /// Apply a move's [`Delta`] to both perspectives in place.
-    #[inline]
-    pub fn update(&self, acc: &mut [i16], d: &Delta) {
-        let (white, black) = acc.split_at_mut(self.hidden);
-        for &f in &d.sub[..d.n_sub as usize] {
-            self.apply(white, f as usize, false);
-            self.apply(black, flip(f) as usize, false);
-        }
-        for &f in &d.add[..d.n_add as usize] {
-            self.apply(white, f as usize, true);
-            self.apply(black, flip(f) as usize, true);
-        }
-    }
-
     /// `dst = src` after the move's [`Delta`], both perspectives, in one pass over each half
     /// (the search's update: reading the parent's accumulator once and writing the child's
     /// once, instead of a copy and then a pass per changed feature).
     #[inline]
-    pub fn update_from(&self, src: &[i16], dst: &mut [i16], d: &Delta) {
+    pub(crate) fn update_from(&self, src: &[i16], dst: &mut [i16], d: &Delta) {
         let h = self.hidden;
         let (sw, sb) = src.split_at(h);
         let (dw, db) = dst.split_at_mut(h);
@@ -370,14 +357,14 @@ impl Network {
 
     /// The output bucket of `board`.
     #[inline]
-    pub fn bucket_of(&self, board: &Board) -> usize {
+    pub(crate) fn bucket_of(&self, board: &Board) -> usize {
         bucket(board.occupied().len() as usize, self.buckets)
     }
 
     /// The evaluation (centipawns, `stm`'s view) from both accumulators (white then black),
     /// through output layer `bucket`.
     #[inline]
-    pub fn output(&self, acc: &[i16], stm: Color, bucket: usize) -> i32 {
+    pub(crate) fn output(&self, acc: &[i16], stm: Color, bucket: usize) -> i32 {
         let (white, black) = acc.split_at(self.hidden);
         let (us, them) = match stm {
             Color::White => (white, black),
@@ -417,7 +404,7 @@ pub fn flip(f: u16) -> u16 {
 
 /// The first-layer features a move removes and adds (White's perspective).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Delta {
+pub(crate) struct Delta {
     pub sub: [u16; 2],
     pub add: [u16; 2],
     pub n_sub: u8,
@@ -437,7 +424,7 @@ impl Delta {
     /// What `mv` (legal in `board`) changes: a quiet move or capture, a promotion, en passant
     /// and castling in both notations the board uses (king takes own rook, Chess960 too).
     #[inline]
-    pub fn of_move(board: &Board, mv: Move) -> Delta {
+    pub(crate) fn of_move(board: &Board, mv: Move) -> Delta {
         let stm = board.side_to_move();
         let mut d = Delta::default();
         let Some(piece) = board.piece_on(mv.from) else {
@@ -474,14 +461,14 @@ impl Delta {
 
 /// The search's accumulators, one slot per ply, each computed or pending a [`Delta`] from
 /// the slot before it (the null move's delta is empty).
-pub struct AccStack {
+pub(crate) struct AccStack {
     hidden: usize,
     acc: Vec<i16>,
     pending: Vec<Option<Delta>>,
 }
 
 impl AccStack {
-    pub fn new(net: &Network, plies: usize) -> Self {
+    pub(crate) fn new(net: &Network, plies: usize) -> Self {
         AccStack {
             hidden: net.hidden,
             acc: vec![0; plies * 2 * net.hidden],
@@ -490,12 +477,12 @@ impl AccStack {
     }
 
     /// Does this stack fit `net` (same hidden width)?
-    pub fn fits(&self, net: &Network) -> bool {
+    pub(crate) fn fits(&self, net: &Network) -> bool {
         self.hidden == net.hidden
     }
 
     /// Slot 0 from `root` from scratch.
-    pub fn reset(&mut self, net: &Network, root: &Board) {
+    pub(crate) fn reset(&mut self, net: &Network, root: &Board) {
         let w = 2 * self.hidden;
         net.refresh(root, &mut self.acc[..w]);
         self.pending[0] = None;
@@ -503,14 +490,14 @@ impl AccStack {
 
     /// Record that slot `ply` is the slot before it after `d`.
     #[inline]
-    pub fn push(&mut self, ply: usize, d: Delta) {
+    pub(crate) fn push(&mut self, ply: usize, d: Delta) {
         self.pending[ply] = Some(d);
     }
 
     /// The evaluation at `ply` (side to move `stm`): apply what is pending from the nearest
     /// computed slot, then the output layer.
     #[inline]
-    pub fn evaluate(&mut self, net: &Network, ply: usize, board: &Board) -> i32 {
+    pub(crate) fn evaluate(&mut self, net: &Network, ply: usize, board: &Board) -> i32 {
         let w = 2 * self.hidden;
         let mut base = ply;
         while self.pending[base].is_some() {
@@ -529,7 +516,8 @@ impl AccStack {
     }
 
     /// The accumulators at `ply` (after [`AccStack::evaluate`] there): for the debug check.
-    pub fn slot(&self, ply: usize) -> &[i16] {
+    #[cfg(any(test, debug_assertions))]
+    pub(crate) fn slot(&self, ply: usize) -> &[i16] {
         let w = 2 * self.hidden;
         &self.acc[ply * w..(ply + 1) * w]
     }
@@ -606,7 +594,7 @@ mod kernel {
         }
 
         #[target_feature(enable = "avx2")]
-        pub fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
+        pub(crate) fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
             let n = a.len();
             if !n.is_multiple_of(LANES) || w.len() != n {
                 return super::screlu_dot_body(a, w);
@@ -646,19 +634,19 @@ mod kernel {
         // The accumulator updates stay the compiler's: its vectorised bodies ran no more
         // instructions than an intrinsics copy did (69 against 73 a call of 128 lanes).
         #[target_feature(enable = "avx2")]
-        pub fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
+        pub(crate) fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
             super::sub_add_body(s, t, r, a)
         }
 
         #[target_feature(enable = "avx2")]
-        pub fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
+        pub(crate) fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
             super::sub2_add_body(s, t, r1, r2, a)
         }
     }
 
     /// Whether the AVX2 copies run (x86-64 with AVX2 at run time).
     #[inline]
-    pub fn avx2() -> bool {
+    pub(crate) fn avx2() -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             std::arch::is_x86_feature_detected!("avx2")
@@ -670,7 +658,7 @@ mod kernel {
     }
 
     #[inline]
-    pub fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
+    pub(crate) fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
         #[cfg(target_arch = "x86_64")]
         if avx2() {
             // SAFETY: the CPU has AVX2 (checked at run time just above).
@@ -680,7 +668,7 @@ mod kernel {
     }
 
     #[inline]
-    pub fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
+    pub(crate) fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
         #[cfg(target_arch = "x86_64")]
         if avx2() {
             // SAFETY: the CPU has AVX2 (checked at run time just above).
@@ -690,7 +678,7 @@ mod kernel {
     }
 
     #[inline]
-    pub fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
+    pub(crate) fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
         #[cfg(target_arch = "x86_64")]
         if avx2() {
             // SAFETY: the CPU has AVX2 (checked at run time just above).
@@ -701,14 +689,14 @@ mod kernel {
 
     /// The portable copies, for the test that both agree.
     #[cfg(test)]
-    pub mod portable {
-        pub fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
+    pub(crate) mod portable {
+        pub(crate) fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
             super::screlu_dot_body(a, w)
         }
-        pub fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
+        pub(crate) fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
             super::sub2_add_body(s, t, r1, r2, a)
         }
-        pub fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
+        pub(crate) fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
             super::sub_add_body(s, t, r, a)
         }
     }

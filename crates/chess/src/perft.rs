@@ -16,7 +16,7 @@ pub enum PerftSuiteError {
 }
 
 /// Number of leaf nodes at `depth` (bulk-counted at the last ply).
-pub fn perft(board: &Board, depth: u32) -> u64 {
+pub(crate) fn perft(board: &Board, depth: u32) -> u64 {
     if depth == 0 {
         return 1;
     }
@@ -67,7 +67,7 @@ fn perft_stoppable(board: &Board, depth: u32, stop: &std::sync::atomic::AtomicBo
 }
 
 /// [`perft_divide_with`] for `go perft`: `None` if `stop` was set before it finished.
-pub fn perft_divide_stoppable(
+pub(crate) fn perft_divide_stoppable(
     board: &Board,
     depth: u32,
     chess960: bool,
@@ -88,12 +88,8 @@ pub fn perft_divide_stoppable(
     Some((lines, total))
 }
 
-/// Per-root-move counts (UCI move text) and the total, like Stockfish's `go perft`.
-pub fn perft_divide(board: &Board, depth: u32) -> (Vec<(String, u64)>, u64) {
-    perft_divide_with(board, depth, false)
-}
-
-/// [`perft_divide`], castling written king-takes-rook when `chess960`.
+/// Per-root-move counts (UCI move text) and the total, like Stockfish's `go perft`; castling
+/// written king-takes-rook when `chess960`.
 pub fn perft_divide_with(board: &Board, depth: u32, chess960: bool) -> (Vec<(String, u64)>, u64) {
     let mut lines = Vec::new();
     let mut total = 0;

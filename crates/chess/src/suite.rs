@@ -29,20 +29,26 @@ pub struct SuiteReport {
 }
 
 impl SuiteReport {
-    pub fn sts_percent(&self) -> Option<f64> {
+    pub(crate) fn sts_percent(&self) -> Option<f64> {
         self.sts_points
             .map(|(got, max)| 100.0 * got as f64 / max.max(1) as f64)
     }
 
     /// STS-Rating's linear fit from score percentage to rating.
-    pub fn sts_rating(&self) -> Option<f64> {
+    pub(crate) fn sts_rating(&self) -> Option<f64> {
         self.sts_percent().map(|p| 44.523 * p - 242.85)
     }
 }
 
 /// Run a suite from EPD text with the engine's defaults. Lines that fail to parse are
 /// reported as failures.
-pub fn run_suite(text: &str, limit: SuiteLimit, hash_mb: usize, verbose: bool) -> SuiteReport {
+#[cfg(test)]
+pub(crate) fn run_suite(
+    text: &str,
+    limit: SuiteLimit,
+    hash_mb: usize,
+    verbose: bool,
+) -> SuiteReport {
     run_suite_with(text, limit, hash_mb, verbose, SearchOptions::default())
 }
 

@@ -16,16 +16,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::thread::JoinHandle;
 
-pub const ENGINE_NAME: &str = "actuary";
-pub const ENGINE_AUTHOR: &str = "the actuary developers";
+pub(crate) const ENGINE_NAME: &str = "actuary";
+pub(crate) const ENGINE_AUTHOR: &str = "the actuary developers";
 
-pub const HASH_DEFAULT: usize = 64;
+pub(crate) const HASH_DEFAULT: usize = 64;
 pub const HASH_MAX: usize = 65_536;
-pub const THREADS_MAX: usize = 256;
-pub const MULTIPV_MAX: usize = 64;
+pub(crate) const THREADS_MAX: usize = 256;
+pub(crate) const MULTIPV_MAX: usize = 64;
 /// Search time when `go` gives only the other side's clock (say `btime` with White to
 /// move): no idea how much time we have, so answer quickly rather than never.
-pub const NO_CLOCK_MOVETIME_MS: u64 = 100;
+pub(crate) const NO_CLOCK_MOVETIME_MS: u64 = 100;
 
 /// A refused input line (printed as `info string error: ...`).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -69,8 +69,6 @@ pub enum UciError {
     Net(String),
     #[error("option '{name}': {message}")]
     Prune { name: String, message: String },
-    #[error("option 'HashWays': {0}")]
-    HashWays(crate::search::tt::TtError),
     #[error(transparent)]
     Board(#[from] BoardError),
     #[error("no position to search: the last 'position' was refused")]
@@ -274,9 +272,10 @@ pub struct Engine {
     ponder: Option<PonderHit>,
     threads: usize,
     hash_mb: usize,
-    /// UCI `HashWays`: slots per hash bucket (1, the table the engine has always had, until an
-    /// Elo test supports more).
-    hash_ways: usize,
+    /// List the laboratory's options (`prune.*`, `LazyEval`, `LazyTables`, `NetLazyTables`)
+    /// in answer to `uci` (`actuary --lab`). They are accepted either way; a GUI user is
+    /// shown only the options a player sets ([`Engine::with_lab_options`]).
+    lab_options: bool,
     multipv: usize,
     move_overhead: u64,
     default_depth: Option<i32>,
@@ -357,7 +356,7 @@ pub fn read_line_capped(
 }
 
 /// Value of `LazyTables` that selects the tables built into the engine.
-pub const EMBEDDED_TABLES_NAME: &str = "<embedded>";
+pub(crate) const EMBEDDED_TABLES_NAME: &str = "<embedded>";
 
 impl Default for Engine {
     fn default() -> Self {
@@ -377,7 +376,7 @@ impl Engine {
             ponder: None,
             threads: 1,
             hash_mb: HASH_DEFAULT,
-            hash_ways: 1,
+            lab_options: false,
             multipv: 1,
             move_overhead: DEFAULT_MOVE_OVERHEAD_MS,
             default_depth: None,
@@ -395,8 +394,43 @@ impl Engine {
         }
     }
 
+    /// An engine whose `uci` answer also lists the laboratory's options (as Stockfish lists
+    /// its tunables only in a `TUNE` build): for match runners and tuners that check the
+    /// options they set against the handshake.
+    pub(crate) fn with_lab_options() -> Self {
+        Self {
+            lab_options: true,
+            ..Self::new()
+        }
+    }
+
+    /// The `option` lines of the `uci` answer: what a player sets, then (with
+    /// [`Engine::with_lab_options`]) the laboratory's.
+    pub(crate) fn option_lines(&self) -> Vec<String> {
+        let mut out = vec![
+            format!("option name Hash type spin default {HASH_DEFAULT} min 1 max {HASH_MAX}"),
+            "option name Clear Hash type button".to_string(),
+            format!("option name Threads type spin default 1 min 1 max {THREADS_MAX}"),
+            format!("option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}"),
+            "option name Ponder type check default false".to_string(),
+            "option name UCI_Chess960 type check default false".to_string(),
+            format!(
+                "option name Move Overhead type spin default {DEFAULT_MOVE_OVERHEAD_MS} min 0 max 5000"
+            ),
+            "option name Eval type combo default nnue var nnue var hce".to_string(),
+            format!(
+                "option name EvalFile type string default {}",
+                crate::nnue::EMBEDDED_NET_NAME
+            ),
+        ];
+        if self.lab_options {
+            out.extend(lab_option_lines(&PruneConfig::default()));
+        }
+        out
+    }
+
     /// Read stdin until `quit` or EOF.
-    pub fn run_stdin(&mut self) {
+    pub(crate) fn run_stdin(&mut self) {
         self.run(std::io::stdin().lock());
     }
 
@@ -523,25 +557,7 @@ impl Engine {
             Command::Uci => {
                 println!("id name {ENGINE_NAME}");
                 println!("id author {ENGINE_AUTHOR}");
-                println!("option name Hash type spin default {HASH_DEFAULT} min 1 max {HASH_MAX}");
-                println!("option name HashWays type combo default 1 var 1 var 2 var 4");
-                println!("option name Clear Hash type button");
-                println!("option name Threads type spin default 1 min 1 max {THREADS_MAX}");
-                println!("option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}");
-                println!("option name Ponder type check default false");
-                println!("option name UCI_Chess960 type check default false");
-                println!(
-                    "option name Move Overhead type spin default {DEFAULT_MOVE_OVERHEAD_MS} min 0 max 5000"
-                );
-                println!("option name LazyEval type check default false");
-                println!("option name LazyTables type string default {EMBEDDED_TABLES_NAME}");
-                println!("option name NetLazyTables type string default {EMBEDDED_TABLES_NAME}");
-                println!("option name Eval type combo default nnue var nnue var hce");
-                println!(
-                    "option name EvalFile type string default {}",
-                    crate::nnue::EMBEDDED_NET_NAME
-                );
-                for line in prune_option_lines(&PruneConfig::default()) {
+                for line in self.option_lines() {
                     println!("{line}");
                 }
                 println!("uciok");
@@ -664,36 +680,13 @@ impl Engine {
                     self.tt = Arc::new(Tt::new_clamped(1).tt);
                     // Never abort on a size the machine cannot hold (the advertised max is
                     // 64 GB): take what fits and say so.
-                    let mut c = Tt::new_clamped(mb);
+                    let c = Tt::new_clamped(mb);
                     if let Some(why) = &c.reason {
                         println!("info string Hash clamped to {} MB ({why})", c.mb);
                     }
-                    c.tt.set_ways(self.hash_ways).map_err(UciError::HashWays)?;
                     self.tt = Arc::new(c.tt);
                     self.hash_mb = mb;
                 }
-            }
-            "hashways" => {
-                let ways: usize = value.trim().parse().map_err(|_| UciError::OptionValue {
-                    name: name.to_owned(),
-                    value: value.to_owned(),
-                })?;
-                if !crate::search::tt::TT_WAYS.contains(&ways) {
-                    return Err(UciError::HashWays(crate::search::tt::TtError::Ways {
-                        ways,
-                    }));
-                }
-                if ways == self.hash_ways {
-                    return Ok(());
-                }
-                // The search has stopped (setoption stops it), so no thread holds the table;
-                // should one still, a fresh table of the same size takes its place.
-                if Arc::get_mut(&mut self.tt).is_none() {
-                    self.tt = Arc::new(Tt::new_clamped(self.hash_mb).tt);
-                }
-                let tt = Arc::get_mut(&mut self.tt).expect("the engine holds the only handle");
-                tt.set_ways(ways).map_err(UciError::HashWays)?;
-                self.hash_ways = ways;
             }
             // The GUI button most engines offer: forget what earlier searches learned (hash
             // table and every thread's histories) without the position reset of `ucinewgame`.
@@ -941,29 +934,32 @@ impl Engine {
     }
 }
 
-/// The `option name prune.* ...` lines (one per switch of [`crate::search::prune::SWITCHES`],
-/// typed by its kind, plus the two table files), with `cfg`'s values as defaults.
-pub fn prune_option_lines(cfg: &PruneConfig) -> Vec<String> {
-    use crate::search::prune::{SWITCHES, SwitchKind};
-    let mut out: Vec<String> = SWITCHES
-        .iter()
-        .map(|s| {
-            let v = (s.get)(cfg);
-            let key = s.name;
-            match s.kind {
-                SwitchKind::OnOff => {
-                    format!("option name prune.{key} type check default {}", v == "on")
-                }
-                SwitchKind::Range { min, max } => {
-                    format!("option name prune.{key} type spin default {v} min {min} max {max}")
-                }
-                SwitchKind::Choice(names) => {
-                    let vars: String = names.iter().map(|x| format!(" var {x}")).collect();
-                    format!("option name prune.{key} type combo default {v}{vars}")
-                }
+/// The laboratory's option lines: lazy evaluation, then `option name prune.* ...` (one per
+/// knob of [`crate::search::prune::knobs`], typed by its kind, plus the two table files),
+/// with `cfg`'s values as defaults.
+pub(crate) fn lab_option_lines(cfg: &PruneConfig) -> Vec<String> {
+    use crate::search::prune::{SwitchKind, knobs};
+    let mut out = vec![
+        "option name LazyEval type check default false".to_string(),
+        format!("option name LazyTables type string default {EMBEDDED_TABLES_NAME}"),
+        format!("option name NetLazyTables type string default {EMBEDDED_TABLES_NAME}"),
+    ];
+    out.extend(knobs().map(|k| {
+        let v = k.get(cfg);
+        let key = k.name();
+        match k.kind() {
+            SwitchKind::OnOff => {
+                format!("option name prune.{key} type check default {}", v == "on")
             }
-        })
-        .collect();
+            SwitchKind::Range { min, max } => {
+                format!("option name prune.{key} type spin default {v} min {min} max {max}")
+            }
+            SwitchKind::Choice(names) => {
+                let vars: String = names.iter().map(|x| format!(" var {x}")).collect();
+                format!("option name prune.{key} type combo default {v}{vars}")
+            }
+        }
+    }));
     out.push(format!(
         "option name prune.fh-table type string default {EMBEDDED_TABLES_NAME}"
     ));
@@ -980,7 +976,7 @@ mod tests {
 
     #[test]
     fn prune_options_are_listed_and_set() {
-        let lines = prune_option_lines(&PruneConfig::default());
+        let lines = lab_option_lines(&PruneConfig::default());
         assert!(
             lines.contains(
                 &"option name prune.lmp type combo default formula var off var formula var table var union"
@@ -1025,28 +1021,55 @@ mod tests {
         assert_eq!(e.hash_mb, 1, "Clear Hash changed the table's size");
     }
 
+    /// A GUI sees the options a player sets; the laboratory's only with `--lab`, and they
+    /// are accepted either way (match scripts set `prune.*` on the plain engine).
     #[test]
-    fn hash_ways_is_set_checked_and_survives_a_new_hash_size() {
-        let mut e = Engine::new();
-        assert_eq!(e.tt.ways(), 1, "the default table is the one-way table");
-        e.set_option("HashWays", "4").unwrap();
-        assert_eq!((e.hash_ways, e.tt.ways()), (4, 4));
-        e.set_option("Hash", "2").unwrap();
-        assert_eq!(e.tt.ways(), 4, "a new Hash size dropped HashWays");
-        for bad in ["3", "0", "four", "-1"] {
-            let err = e.set_option("hashways", bad).unwrap_err().to_string();
-            assert!(
-                err.contains("HashWays") || err.contains("hashways"),
-                "{err}"
-            );
-        }
+    fn the_default_lists_player_options_and_the_lab_build_lists_the_rest() {
+        let names = |e: &Engine| -> Vec<String> {
+            e.option_lines()
+                .iter()
+                .map(|l| {
+                    let rest = l.strip_prefix("option name ").expect(l);
+                    rest[..rest.find(" type ").expect(l)].to_string()
+                })
+                .collect()
+        };
+        let plain = names(&Engine::new());
         assert_eq!(
-            (e.hash_ways, e.tt.ways()),
-            (4, 4),
-            "a refused value changed the table"
+            plain,
+            [
+                "Hash",
+                "Clear Hash",
+                "Threads",
+                "MultiPV",
+                "Ponder",
+                "UCI_Chess960",
+                "Move Overhead",
+                "Eval",
+                "EvalFile"
+            ]
         );
-        e.set_option("hashways", "1").unwrap();
-        assert_eq!(e.tt.ways(), 1);
+        let lab = names(&Engine::with_lab_options());
+        assert_eq!(lab[..plain.len()], plain[..]);
+        for want in [
+            "LazyEval",
+            "LazyTables",
+            "prune.lmp",
+            "prune.rfp-margin",
+            "prune.fh-table",
+        ] {
+            assert!(lab.iter().any(|n| n == want), "{want} missing from --lab");
+        }
+        assert!(lab.len() > 40, "{} lab options", lab.len());
+        // Accepted without --lab all the same.
+        let mut e = Engine::new();
+        e.set_option("prune.rfp-margin", "75").unwrap();
+        e.set_option("LazyEval", "true").unwrap();
+        assert_eq!(e.prune.tune.rfp_margin, 75);
+        assert!(e.lazy_eval);
+        // The removed options are unknown now.
+        assert!(e.set_option("HashWays", "4").is_err());
+        assert!(e.set_option("prune.probcut", "on").is_err());
     }
 
     #[test]

@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
 /// First line of every table file.
-pub const TABLES_MAGIC: &str = "actuary-lazy-margins v1";
+pub(crate) const TABLES_MAGIC: &str = "actuary-lazy-margins v1";
 
 /// The table file the engine is built with.
-pub const EMBEDDED_TABLES: &str = include_str!("../../../../data/chess/lazy-margins.txt");
+pub(crate) const EMBEDDED_TABLES: &str = include_str!("../../../../data/chess/lazy-margins.txt");
 
 /// Index of a cheap tier in the residual tables.
 #[inline]
@@ -168,21 +168,21 @@ impl LazyMargins {
     }
 
     /// Margin guarding the fail-high exit `score − margin_a ≥ beta`.
-    #[inline]
-    pub fn margin_a(&self, tier: Tier, my: usize, opp: usize) -> i32 {
+    #[cfg(test)]
+    pub(crate) fn margin_a(&self, tier: Tier, my: usize, opp: usize) -> i32 {
         self.margin_a[resid_index(tier)][my][opp]
     }
 
     /// Margin guarding the fail-low exit `score + margin_b ≤ alpha`.
-    #[inline]
-    pub fn margin_b(&self, tier: Tier, my: usize, opp: usize) -> i32 {
+    #[cfg(test)]
+    pub(crate) fn margin_b(&self, tier: Tier, my: usize, opp: usize) -> i32 {
         self.margin_b[resid_index(tier)][my][opp]
     }
 
     /// Median estimate of what `tier` misses, from the side to move's view:
     /// `(king_p50[opp] − king_p50[my]) + (resid_p50[my] − resid_p50[opp])`.
     #[inline]
-    pub fn positional(&self, tier: Tier, my: usize, opp: usize) -> i32 {
+    pub(crate) fn positional(&self, tier: Tier, my: usize, opp: usize) -> i32 {
         if tier == Tier::Full {
             return 0;
         }
@@ -191,7 +191,7 @@ impl LazyMargins {
 
     /// The exit `tier` takes with `score`, if any.
     #[inline]
-    pub fn exit(
+    pub(crate) fn exit(
         &self,
         tier: Tier,
         my: usize,
@@ -221,7 +221,7 @@ impl LazyMargins {
     }
 
     /// Parse a table file. Errors name the line.
-    pub fn from_text(text: &str) -> Result<Self, TablesError> {
+    pub(crate) fn from_text(text: &str) -> Result<Self, TablesError> {
         // Sealed like the pruning tables: a file cut short would otherwise parse, and the
         // margins it lost would be "missing" only if a whole key went (issue 36).
         let text = crate::datafile::unseal(text)

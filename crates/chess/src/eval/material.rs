@@ -10,9 +10,9 @@ use super::pst::{PHASE_MAX, PHASE_WEIGHT, PST};
 use crate::board::{Board, Color, Move, Piece, Square};
 
 /// Army weight by piece (N = B = 3, R = 5, Q = 9; pawns and kings 0), docs/design/chess-DESIGN.md §2.
-pub const ARMY_WEIGHT: [i32; 6] = [0, 3, 3, 5, 9, 0];
+pub(crate) const ARMY_WEIGHT: [i32; 6] = [0, 3, 3, 5, 9, 0];
 /// Army scaler cap: the opening army 2N + 2B + 2R + Q is exactly 31.
-pub const ARMY_MAX: i32 = 31;
+pub(crate) const ARMY_MAX: i32 = 31;
 
 /// Material + PST, phase and armies of a position.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl Material {
     /// `mv.from` (the caller has it already). Castling (king takes own rook in cozy-chess),
     /// en passant and promotions included.
     #[inline]
-    pub fn after(&self, board: &Board, mv: Move, moved: Piece) -> Self {
+    pub(crate) fn after(&self, board: &Board, mv: Move, moved: Piece) -> Self {
         let us = board.side_to_move();
         let mut m = *self;
         if board.colors(us).has(mv.to) {

@@ -29,7 +29,7 @@ pub use material::Material;
 use crate::board::{Board, Color, Piece};
 use params::p;
 use pawns::PawnTable;
-use pst::{PHASE_MAX, PHASE_WEIGHT, PST};
+use pst::PHASE_MAX;
 use std::ops::{Add, AddAssign, Mul, Neg, Sub, SubAssign};
 use trace::{NoTrace, Side, Tracer};
 
@@ -113,7 +113,7 @@ pub fn material_bucket(board: &Board) -> usize {
 
 /// Unscaled accumulation of an evaluation, White minus Black, before tapering.
 #[derive(Clone, Copy, Default, Debug)]
-pub struct Accum {
+pub(crate) struct Accum {
     pub material: S,
     pub pawns: S,
     pub king: S,
@@ -122,36 +122,9 @@ pub struct Accum {
 }
 
 impl Accum {
-    pub fn total(&self) -> S {
+    pub(crate) fn total(&self) -> S {
         self.material + self.pawns + self.king + self.residual
     }
-}
-
-/// Tier 0: material + piece-square tables + phase.
-pub fn super_lazy_terms(board: &Board) -> Accum {
-    let mut acc = Accum::default();
-    for color in [Color::White, Color::Black] {
-        let mut s = S::default();
-        for piece in Piece::ALL {
-            let p = piece as usize;
-            for sq in board.colored_pieces(color, piece) {
-                let idx = if color == Color::White {
-                    sq as usize
-                } else {
-                    sq as usize ^ 56
-                };
-                s += PST[p][idx];
-                acc.phase += PHASE_WEIGHT[p];
-            }
-        }
-        if color == Color::White {
-            acc.material += s;
-        } else {
-            acc.material -= s;
-        }
-    }
-    acc.phase = acc.phase.min(PHASE_MAX);
-    acc
 }
 
 /// Material + piece-square tables from scratch, each piece reported to `t` (the search keeps
@@ -236,7 +209,7 @@ fn bad_trade_sign(board: &Board) -> i32 {
 
 /// Tier 1 additions: pawn structure (from `entry`), passers vs kings, bishop pair, bad trade.
 #[inline]
-pub fn lazy_terms(board: &Board, acc: &mut Accum, entry: &pawns::PawnEntry) {
+pub(crate) fn lazy_terms(board: &Board, acc: &mut Accum, entry: &pawns::PawnEntry) {
     traced_lazy_terms(board, acc, entry, &mut NoTrace);
 }
 
@@ -279,7 +252,7 @@ pub(crate) fn traced_full_terms<T: Tracer>(board: &Board, acc: &mut Accum, t: &m
 }
 
 /// Taper to centipawns from White's view, with a drawishness scale for pawnless endings.
-pub fn taper(board: &Board, acc: &Accum) -> i32 {
+pub(crate) fn taper(board: &Board, acc: &Accum) -> i32 {
     taper_with(
         board,
         acc.total(),
@@ -310,7 +283,7 @@ fn taper_with(board: &Board, s: S, phase: i32, white_army: u32, black_army: u32)
 
 /// Taper one per-side term (no drawishness scale): what calibration histograms.
 #[inline]
-pub fn taper_term(s: S, phase: i32) -> i32 {
+pub(crate) fn taper_term(s: S, phase: i32) -> i32 {
     (s.mg * phase + s.eg * (PHASE_MAX - phase)) / PHASE_MAX
 }
 
@@ -394,14 +367,14 @@ impl Evaluator {
 
     /// The full evaluation (what the search uses when lazy exits are off).
     #[inline]
-    pub fn evaluate(&mut self, board: &Board, mat: &Material) -> i32 {
+    pub(crate) fn evaluate(&mut self, board: &Board, mat: &Material) -> i32 {
         self.tier(board, mat, Tier::Full)
     }
 
     /// Evaluate tier by tier and stop at the first tier that decides the node: super-lazy
     /// (incremental material, two table lookups), then lazy (+ pawn hash), then full.
     #[inline]
-    pub fn bounded(
+    pub(crate) fn bounded(
         &mut self,
         board: &Board,
         mat: &Material,

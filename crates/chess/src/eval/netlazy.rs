@@ -30,7 +30,8 @@ use std::sync::{Arc, LazyLock};
 pub const NET_TABLES_MAGIC: &str = "actuary-net-lazy-margins v1";
 
 /// The table file the engine is built with (written by `actuary calibrate net-residual`).
-pub const EMBEDDED_NET_TABLES: &str = include_str!("../../../../data/chess/net-lazy-margins.txt");
+pub(crate) const EMBEDDED_NET_TABLES: &str =
+    include_str!("../../../../data/chess/net-lazy-margins.txt");
 
 /// The margin of a cell that must never exit: beyond any window. Scores and windows stay
 /// within ±32,001 (`INFINITE`) and a material + PSQT score within about ±10,000, so
@@ -101,25 +102,9 @@ impl NetLazyMargins {
         alpha: i32,
         beta: i32,
     ) -> Option<EvalOutcome> {
-        self.exit_scaled(my, opp, sl, alpha, beta, |v| v)
-    }
-
-    /// [`NetLazyMargins::exit`] for an evaluation the search scales after the net (`scale`
-    /// monotone and positive, e.g. the fifty-move damping): the bounds `sl + lo`, `sl + hi`
-    /// are scaled before they meet the window. A cell without margins never exits.
-    #[inline]
-    pub fn exit_scaled(
-        &self,
-        my: usize,
-        opp: usize,
-        sl: i32,
-        alpha: i32,
-        beta: i32,
-        scale: impl Fn(i32) -> i32,
-    ) -> Option<EvalOutcome> {
         let c = &self.cells[my][opp];
         if c.lo > -NEVER {
-            let low = scale(sl + c.lo);
+            let low = sl + c.lo;
             if low >= beta {
                 return Some(EvalOutcome {
                     score: low,
@@ -129,7 +114,7 @@ impl NetLazyMargins {
             }
         }
         if c.hi < NEVER {
-            let high = scale(sl + c.hi);
+            let high = sl + c.hi;
             if high <= alpha {
                 return Some(EvalOutcome {
                     score: high,
@@ -143,7 +128,7 @@ impl NetLazyMargins {
 
     /// The net the table was fitted to (`nnue:<checksum>`, from the provenance line `actuary
     /// calibrate net-residual` writes), if the file says.
-    pub fn fitted_to(&self) -> Option<&str> {
+    pub(crate) fn fitted_to(&self) -> Option<&str> {
         self.comments.iter().find_map(|c| {
             let at = c.find("evaluation nnue:")? + "evaluation ".len();
             let rest = &c[at..];
@@ -154,7 +139,7 @@ impl NetLazyMargins {
     /// The median residual of cell `(my, opp)`: what the net typically adds to the
     /// super-lazy score.
     #[inline]
-    pub fn p50(&self, my: usize, opp: usize) -> i32 {
+    pub(crate) fn p50(&self, my: usize, opp: usize) -> i32 {
         self.cells[my][opp].p50
     }
 
@@ -329,19 +314,6 @@ mod tests {
         };
         assert!(never.exit(0, 0, 10_000, -32_001, -32_000).is_none());
         assert!(never.exit(0, 0, -10_000, 32_000, 32_001).is_none());
-        // Even when the search scales the bounds toward zero (fifty-move damping).
-        let half = |v: i32| v / 2;
-        assert!(
-            never
-                .exit_scaled(0, 0, 10_000, -32_001, -32_000, half)
-                .is_none()
-        );
-        // A scaled exit compares the scaled bound: sl − 100 = 300 ≥ 250 unscaled, but
-        // 150 < 250 when halved, so no exit; beta 140 is met either way.
-        assert!(t.exit(3, 4, 400, 0, 250).is_some());
-        assert!(t.exit_scaled(3, 4, 400, 0, 250, half).is_none());
-        let o = t.exit_scaled(3, 4, 400, 0, 140, half).unwrap();
-        assert_eq!((o.score, o.tier_score), (150, 400));
     }
 
     #[test]

@@ -34,7 +34,7 @@ macro_rules! p {
 pub(crate) use p;
 
 /// The parameter file this build was made from.
-pub const EMBEDDED: &str = include_str!("../../../../data/chess/eval-params.txt");
+pub(crate) const EMBEDDED: &str = include_str!("../../../../data/chess/eval-params.txt");
 
 /// The hand evaluation's identity: `hce:` and an FNV-1a hash of every entry's name and
 /// weights (comments do not count). Reports and resumable runs record it, so a run begun

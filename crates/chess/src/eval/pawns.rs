@@ -10,12 +10,12 @@ use super::trace::{NoTrace, Side, Tracer};
 use crate::board::mix64 as mix;
 use crate::board::{Board, Color, Piece};
 
-pub const FILE_A: u64 = 0x0101_0101_0101_0101;
-pub const FILE_H: u64 = FILE_A << 7;
+pub(crate) const FILE_A: u64 = 0x0101_0101_0101_0101;
+pub(crate) const FILE_H: u64 = FILE_A << 7;
 
 /// Squares attacked by a set of pawns of `color`.
 #[inline]
-pub fn pawn_attacks(pawns: u64, color: Color) -> u64 {
+pub(crate) fn pawn_attacks(pawns: u64, color: Color) -> u64 {
     match color {
         Color::White => ((pawns & !FILE_A) << 7) | ((pawns & !FILE_H) << 9),
         Color::Black => ((pawns & !FILE_A) >> 9) | ((pawns & !FILE_H) >> 7),
@@ -24,7 +24,7 @@ pub fn pawn_attacks(pawns: u64, color: Color) -> u64 {
 
 /// All squares in front of `sq` (from `color`'s view) on the same file.
 #[inline]
-pub fn front_span(sq: usize, color: Color) -> u64 {
+pub(crate) fn front_span(sq: usize, color: Color) -> u64 {
     let file = FILE_A << (sq % 8);
     match color {
         Color::White => file & (!0u64).checked_shl((sq as u32 / 8 + 1) * 8).unwrap_or(0),
@@ -34,7 +34,7 @@ pub fn front_span(sq: usize, color: Color) -> u64 {
 
 /// Squares an enemy pawn must not occupy for the pawn on `sq` to be passed.
 #[inline]
-pub fn passed_mask(sq: usize, color: Color) -> u64 {
+pub(crate) fn passed_mask(sq: usize, color: Color) -> u64 {
     let f = front_span(sq, color);
     f | ((f & !FILE_A) >> 1) | ((f & !FILE_H) << 1)
 }
@@ -47,7 +47,7 @@ fn adjacent_files(sq: usize) -> u64 {
 
 /// Cached pawn evaluation.
 #[derive(Clone, Copy, Default)]
-pub struct PawnEntry {
+pub(crate) struct PawnEntry {
     pub key: u64,
     /// White-minus-black structure score.
     pub score: S,
@@ -57,7 +57,7 @@ pub struct PawnEntry {
 
 /// Hash of the two pawn sets; cheap and independent of the board's Zobrist scheme.
 #[inline]
-pub fn pawn_key(board: &Board) -> u64 {
+pub(crate) fn pawn_key(board: &Board) -> u64 {
     let w = (board.colored_pieces(Color::White, Piece::Pawn)).0;
     let b = (board.colored_pieces(Color::Black, Piece::Pawn)).0;
     mix(w ^ 0x9E37_79B9_7F4A_7C15) ^ mix(b.rotate_left(17) ^ 0xD1B5_4A32_D192_ED03).rotate_left(29)
@@ -66,12 +66,12 @@ pub fn pawn_key(board: &Board) -> u64 {
 
 /// Pawn structure of one side, from that side's view, and its passed pawns.
 #[inline]
-pub fn side_structure(board: &Board, color: Color) -> (S, u64) {
+pub(crate) fn side_structure(board: &Board, color: Color) -> (S, u64) {
     side_structure_traced(board, color, &mut NoTrace)
 }
 
 /// [`side_structure`], each term reported to `t`.
-pub fn side_structure_traced<T: Tracer>(board: &Board, color: Color, t: &mut T) -> (S, u64) {
+pub(crate) fn side_structure_traced<T: Tracer>(board: &Board, color: Color, t: &mut T) -> (S, u64) {
     let us = board.colored_pieces(color, Piece::Pawn).0;
     let them = board.colored_pieces(!color, Piece::Pawn).0;
     let our_attacks = pawn_attacks(us, color);
@@ -122,12 +122,12 @@ pub fn side_structure_traced<T: Tracer>(board: &Board, color: Color, t: &mut T) 
 }
 
 /// Compute the pawn-structure entry from scratch.
-pub fn evaluate_pawns(board: &Board) -> PawnEntry {
+pub(crate) fn evaluate_pawns(board: &Board) -> PawnEntry {
     evaluate_pawns_traced(board, &mut NoTrace)
 }
 
 /// [`evaluate_pawns`], each term reported to `t`.
-pub fn evaluate_pawns_traced<T: Tracer>(board: &Board, t: &mut T) -> PawnEntry {
+pub(crate) fn evaluate_pawns_traced<T: Tracer>(board: &Board, t: &mut T) -> PawnEntry {
     let (white, white_passed) = side_structure_traced(board, Color::White, t);
     let (black, black_passed) = side_structure_traced(board, Color::Black, t);
     PawnEntry {
@@ -143,14 +143,14 @@ pub struct PawnTable {
 }
 
 impl PawnTable {
-    pub fn new(entries_log2: u32) -> Self {
+    pub(crate) fn new(entries_log2: u32) -> Self {
         Self {
             entries: vec![PawnEntry::default(); 1 << entries_log2],
         }
     }
 
     #[inline]
-    pub fn probe(&mut self, board: &Board) -> PawnEntry {
+    pub(crate) fn probe(&mut self, board: &Board) -> PawnEntry {
         let key = pawn_key(board);
         let idx = (key as usize) & (self.entries.len() - 1);
         let e = self.entries[idx];
@@ -162,7 +162,7 @@ impl PawnTable {
         fresh
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.entries
             .iter_mut()
             .for_each(|e| *e = PawnEntry::default());

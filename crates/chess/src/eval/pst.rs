@@ -9,13 +9,13 @@
 use super::S;
 
 /// Simple single-number piece values for SEE, MVV ordering and pruning estimates.
-pub const SEE_VALUE: [i32; 6] = [100, 320, 330, 500, 950, 20_000];
+pub(crate) const SEE_VALUE: [i32; 6] = [100, 320, 330, 500, 950, 20_000];
 
 /// Game-phase weight by piece; 24 = all pieces on board (pure middlegame).
-pub const PHASE_WEIGHT: [i32; 6] = [0, 1, 1, 2, 4, 0];
+pub(crate) const PHASE_WEIGHT: [i32; 6] = [0, 1, 1, 2, 4, 0];
 pub const PHASE_MAX: i32 = 24;
 
 /// Material + square bonus, indexed `[piece][square from White's side]`, from the
 /// generated parameters (`data/chess/eval-params.txt`). Black looks up `sq ^ 56` (rank
 /// mirror).
-pub const PST: [[S; 64]; 6] = super::params::PST;
+pub(crate) const PST: [[S; 64]; 6] = super::params::PST;

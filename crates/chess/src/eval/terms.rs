@@ -24,7 +24,7 @@ pub fn king_danger(d: S) -> S {
 pub const KING_DANGER_MG_CAP: i32 = 1000;
 pub const KING_DANGER_EG_CAP: i32 = 2000;
 /// The side to move's bonus.
-pub const TEMPO: S = super::params::TEMPO;
+pub(crate) const TEMPO: S = super::params::TEMPO;
 
 fn square(sq: Square) -> usize {
     sq as usize
@@ -33,7 +33,7 @@ fn square(sq: Square) -> usize {
 /// The full-tier terms of each side, from that side's view, indexed by colour: what
 /// calibration histograms per side (docs/design/chess-DESIGN.md §2).
 #[derive(Clone, Copy, Default, Debug)]
-pub struct FullSides {
+pub(crate) struct FullSides {
     /// King attack by this side on the enemy king (a bonus for this side).
     pub danger: [S; 2],
     /// This side's own king shelter.
@@ -44,7 +44,7 @@ pub struct FullSides {
 
 /// The full-tier terms of each side.
 #[inline]
-pub fn full_sides(board: &Board) -> FullSides {
+pub(crate) fn full_sides(board: &Board) -> FullSides {
     full_sides_traced(board, &mut NoTrace)
 }
 
@@ -98,7 +98,7 @@ impl Attacks {
 }
 
 /// [`full_sides`], each term reported to `t`.
-pub fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
+pub(crate) fn full_sides_traced<T: Tracer>(board: &Board, t: &mut T) -> FullSides {
     let occ = board.occupied();
     let pawns = board.pieces(Piece::Pawn);
     let attacks = [

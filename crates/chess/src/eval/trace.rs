@@ -15,7 +15,7 @@ use super::{Accum, S, pawns, taper};
 use crate::board::{Board, Color};
 
 /// Receives the evaluation's terms as they are added.
-pub trait Tracer {
+pub(crate) trait Tracer {
     /// `count` more of parameter entry `id`, White minus Black (negative for Black).
     fn add(&mut self, id: usize, count: i32);
     /// `count` more of parameter entry `id` in `color`'s king-danger sum (that side's
@@ -24,7 +24,7 @@ pub trait Tracer {
 }
 
 /// The engine's tracer: nothing is recorded.
-pub struct NoTrace;
+pub(crate) struct NoTrace;
 
 impl Tracer for NoTrace {
     #[inline(always)]
@@ -67,7 +67,7 @@ impl Trace {
     /// Add another form's coefficients and danger sums to this one. A side's danger sum may
     /// come from one of the two only (the danger is not linear: two sums of one side would be
     /// scored as one).
-    pub fn merge(&mut self, o: &Trace) {
+    pub(crate) fn merge(&mut self, o: &Trace) {
         debug_assert!(
             (0..2).all(|k| self.danger[k].is_empty() || o.danger[k].is_empty()),
             "two danger sums of one side"
@@ -82,7 +82,7 @@ impl Trace {
 
     /// The untapered total `Σ coef·value + king_danger(White's sum) − king_danger(Black's)`
     /// with the weights `values`.
-    pub fn total(&self, values: &[S]) -> S {
+    pub(crate) fn total(&self, values: &[S]) -> S {
         let mut s = S::default();
         for (c, v) in self.coef.iter().zip(values) {
             if *c != 0 {
@@ -106,7 +106,8 @@ impl Trace {
     }
 
     /// The non-zero coefficients, `(entry, coefficient)`.
-    pub fn sparse(&self) -> Vec<(u16, i16)> {
+    #[cfg(test)]
+    pub(crate) fn sparse(&self) -> Vec<(u16, i16)> {
         self.coef
             .iter()
             .enumerate()
@@ -117,7 +118,7 @@ impl Trace {
 }
 
 /// A side's running sum of terms, reported to the tracer with that side's sign.
-pub struct Side<'t, T: Tracer> {
+pub(crate) struct Side<'t, T: Tracer> {
     pub s: S,
     sign: i32,
     t: &'t mut T,
@@ -125,7 +126,7 @@ pub struct Side<'t, T: Tracer> {
 
 impl<'t, T: Tracer> Side<'t, T> {
     #[inline(always)]
-    pub fn new(color: Color, t: &'t mut T) -> Self {
+    pub(crate) fn new(color: Color, t: &'t mut T) -> Self {
         Self {
             s: S::default(),
             sign: if color == Color::White { 1 } else { -1 },
@@ -135,14 +136,14 @@ impl<'t, T: Tracer> Side<'t, T> {
 
     /// `count` × the parameter entry `(id, value)` (from [`super::params::p`]).
     #[inline(always)]
-    pub fn add(&mut self, (id, value): (usize, S), count: i32) {
+    pub(crate) fn add(&mut self, (id, value): (usize, S), count: i32) {
         self.s += value * count;
         self.t.add(id, self.sign * count);
     }
 }
 
 /// A side's king-danger sum (that side attacking), reported to the tracer as such.
-pub struct Danger<'t, T: Tracer> {
+pub(crate) struct Danger<'t, T: Tracer> {
     pub d: S,
     color: Color,
     t: &'t mut T,
@@ -150,7 +151,7 @@ pub struct Danger<'t, T: Tracer> {
 
 impl<'t, T: Tracer> Danger<'t, T> {
     #[inline(always)]
-    pub fn new(color: Color, t: &'t mut T) -> Self {
+    pub(crate) fn new(color: Color, t: &'t mut T) -> Self {
         Self {
             d: S::default(),
             color,
@@ -161,7 +162,7 @@ impl<'t, T: Tracer> Danger<'t, T> {
     /// `count` × the parameter entry `(id, value)` (from [`super::params::p`]); a zero count
     /// is not reported (the sparse form stays short).
     #[inline(always)]
-    pub fn add(&mut self, (id, value): (usize, S), count: i32) {
+    pub(crate) fn add(&mut self, (id, value): (usize, S), count: i32) {
         if count != 0 {
             self.d += value * count;
             self.t.danger(self.color, id, count);

@@ -3,12 +3,13 @@
 //! deepening with aspiration windows. Threads share only the transposition table and the
 //! stop flag ([`smp`]).
 //!
-//! Every pruning decision is a separate, named method (`rfp_prunes`, `late_move_prunes`,
-//! ...) that reads its margins from [`params`], and counts how often it fires in
-//! [`PruneStats`], so the calibration issues can instrument or override one rule at a time.
+//! The node function lives in `node.rs`, one method per step; every pruning decision asks
+//! the search's [`prune::Rules`] (its margin sources, chosen once per search) and counts how
+//! often it fires in [`PruneStats`], so the laboratory can instrument one rule at a time.
 
 pub mod history;
-pub mod movepick;
+pub(crate) mod movepick;
+mod node;
 pub mod params;
 pub mod prune;
 pub mod see;
@@ -16,21 +17,14 @@ pub mod smp;
 pub mod time;
 pub mod tt;
 
-use crate::board::{
-    Board, Color, Move, NULL_MOVE, Piece, gives_check, has_non_pawn_material, is_drawish_material,
-    is_tactical,
-};
+use crate::board::{Board, Color, Move, NULL_MOVE, Piece, is_drawish_material, is_tactical};
 use crate::eval::netlazy::NetLazyMargins;
 use crate::eval::pst::SEE_VALUE;
 use crate::eval::{EvalOutcome, Evaluator, LazyMargins, Material, Tier};
-use history::{CorrKeys, History, NO_PIECE_TO, PieceTo, non_pawn_key, piece_to};
-use movepick::{MovePicker, is_bad_noisy_score};
+use history::{History, NO_PIECE_TO, PieceTo, piece_to};
+use movepick::MovePicker;
 use params::*;
-use prune::{
-    EFP_TIER_MARGIN, EFP_VETO, EfpMode, Gate, HUNG_VALUE, Mechanism, ProbeMode, PruneConfig,
-    RfpReturn, Source, TABLE_DEPTHS, fh_cell, hung_bucket, opponent_hung, rfp_cell, surprise_cell,
-    surprise_cell_plies,
-};
+use prune::{Mechanism, ProbeMode, PruneConfig, Rules, surprise_cell};
 use see::see_ge;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -38,10 +32,10 @@ use time::TimeManager;
 use tt::{Bound, Tt, TtEntry};
 
 /// Marker for "no static eval" (in check).
-pub const EVAL_NONE: i32 = -INFINITE;
+pub(crate) const EVAL_NONE: i32 = -INFINITE;
 
 /// Everything threads share during one search.
-pub struct SharedCtx<'a> {
+pub(crate) struct SharedCtx<'a> {
     pub tt: &'a Tt,
     pub stop: &'a AtomicBool,
     /// Published node counts, one per thread (updated every few thousand nodes).
@@ -51,7 +45,7 @@ pub struct SharedCtx<'a> {
 }
 
 impl SharedCtx<'_> {
-    pub fn total_nodes(&self) -> u64 {
+    pub(crate) fn total_nodes(&self) -> u64 {
         self.nodes.iter().map(|n| n.load(Relaxed)).sum()
     }
 }
@@ -70,12 +64,10 @@ pub struct PruneStats {
     pub see_noisy: u64,
     pub qs_futility: u64,
     pub qs_see: u64,
-    pub probcut: u64,
-    pub hist_prune: u64,
 }
 
 impl PruneStats {
-    pub fn add(&mut self, o: &PruneStats) {
+    pub(crate) fn add(&mut self, o: &PruneStats) {
         self.rfp += o.rfp;
         self.razor += o.razor;
         self.null_move += o.null_move;
@@ -86,15 +78,13 @@ impl PruneStats {
         self.see_noisy += o.see_noisy;
         self.qs_futility += o.qs_futility;
         self.qs_see += o.qs_see;
-        self.probcut += o.probcut;
-        self.hist_prune += o.hist_prune;
     }
 
     /// `rfp=N razor=N ...`: the counters as `key=value` pairs (the UCI `info string prune`
     /// line; `actuary validate` reads it back).
-    pub fn pairs(&self) -> String {
+    pub(crate) fn pairs(&self) -> String {
         format!(
-            "rfp={} razor={} nmp={} nmp-verify-fail={} lmp={} efp={} see-quiet={} see-noisy={} qfutility={} qs-see={} probcut={} hp={}",
+            "rfp={} razor={} nmp={} nmp-verify-fail={} lmp={} efp={} see-quiet={} see-noisy={} qfutility={} qs-see={}",
             self.rfp,
             self.razor,
             self.null_move,
@@ -104,9 +94,7 @@ impl PruneStats {
             self.see_quiet,
             self.see_noisy,
             self.qs_futility,
-            self.qs_see,
-            self.probcut,
-            self.hist_prune
+            self.qs_see
         )
     }
 }
@@ -211,8 +199,6 @@ pub struct Worker<P: Probe = NoProbe> {
     pv_len: Vec<usize>,
     /// Zobrist keys of the game so far plus the current search path (for repetitions).
     keys: Vec<u64>,
-    /// How many of `keys` are the game before the root (the rest is the search path).
-    root_keys: usize,
     pub nodes: u64,
     pub qnodes: u64,
     pub seldepth: usize,
@@ -229,6 +215,8 @@ pub struct Worker<P: Probe = NoProbe> {
     accs: Option<crate::nnue::AccStack>,
     /// Pruning switches and tables for this search (from [`smp::SearchOptions`]).
     pub cfg: PruneConfig,
+    /// The margin sources `cfg` chooses, built once per search ([`Worker::prepare`]).
+    rules: Rules,
     /// The laboratory's recorder ([`NoProbe`] in the engine).
     pub probe: P,
     stopped: bool,
@@ -236,8 +224,6 @@ pub struct Worker<P: Probe = NoProbe> {
     completed_depth: i32,
     nmp_min_ply: usize,
     root_excluded: Vec<Move>,
-    /// Nodes spent under each root move this iteration (time management by node share).
-    pub(crate) root_nodes: Vec<(Move, u64)>,
     others_nodes: u64,
 }
 
@@ -255,13 +241,18 @@ impl<P: Probe> Worker<P> {
             id,
             eval: Evaluator::default(),
             hist: History::default(),
-            lmr: lmr_table(LMR_BASE_CENTI, LMR_DIVISOR_CENTI),
-            lmr_params: (LMR_BASE_CENTI, LMR_DIVISOR_CENTI),
+            lmr: lmr_table(
+                Tunables::default().lmr_base,
+                Tunables::default().lmr_divisor,
+            ),
+            lmr_params: (
+                Tunables::default().lmr_base,
+                Tunables::default().lmr_divisor,
+            ),
             stack: vec![EMPTY_FRAME; MAX_PLY + 8],
             pv: vec![[NULL_MOVE; MAX_PLY + 1]; MAX_PLY + 2],
             pv_len: vec![0; MAX_PLY + 2],
             keys: Vec::with_capacity(1024),
-            root_keys: 0,
             nodes: 0,
             qnodes: 0,
             seldepth: 0,
@@ -272,13 +263,13 @@ impl<P: Probe> Worker<P> {
             net_lazy: None,
             accs: None,
             cfg: PruneConfig::default(),
+            rules: Rules::new(&PruneConfig::default()),
             probe,
             stopped: false,
             root_depth: 0,
             completed_depth: 0,
             nmp_min_ply: 0,
             root_excluded: Vec::new(),
-            root_nodes: Vec::with_capacity(256),
             others_nodes: 0,
         }
     }
@@ -292,7 +283,6 @@ impl<P: Probe> Worker<P> {
     fn reset_for_search(&mut self, history: &[u64], root: &Board) {
         self.keys.clear();
         self.keys.extend_from_slice(history);
-        self.root_keys = history.len();
         self.nodes = 0;
         self.qnodes = 0;
         self.seldepth = 0;
@@ -302,7 +292,6 @@ impl<P: Probe> Worker<P> {
         self.completed_depth = 0;
         self.nmp_min_ply = 0;
         self.root_excluded.clear();
-        self.root_nodes.clear();
         for k in self.hist.killers.iter_mut() {
             *k = [NULL_MOVE; 2];
         }
@@ -348,11 +337,6 @@ impl<P: Probe> Worker<P> {
                     "incremental accumulator drifted"
                 );
             }
-            let v = if self.cfg.rule50_damp {
-                v * (200 - i32::from(board.halfmove_clock()).min(100)) / 200
-            } else {
-                v
-            };
             return v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
         }
         let mat = self.stack[ply].mat;
@@ -412,13 +396,7 @@ impl<P: Probe> Worker<P> {
                 crate::eval::side_bucket(mat.army(stm)),
                 crate::eval::side_bucket(mat.army(!stm)),
             );
-            // With `rule50` the net's score is damped by the fifty-move counter; the margins
-            // bound the undamped net, so the bounds are damped the same way (a positive
-            // factor keeps each bound on its side of the net).
-            let hmc = i32::from(board.halfmove_clock()).min(100);
-            let damp = self.cfg.rule50_damp;
-            let scale = move |v: i32| if damp { v * (200 - hmc) / 200 } else { v };
-            if let Some(out) = m.exit_scaled(my, opp, sl, alpha, beta, scale) {
+            if let Some(out) = m.exit(my, opp, sl, alpha, beta) {
                 self.exits[Tier::SuperLazy as usize] += 1;
                 return out;
             }
@@ -466,41 +444,21 @@ impl<P: Probe> Worker<P> {
         self.stopped
     }
 
-    /// Has the current position occurred before within the reversible-move window? Without
-    /// switch `draws`, any earlier occurrence counts as a draw. With it, one repetition counts
-    /// only when the earlier occurrence is on the search path after the root; an occurrence
-    /// at the root or in the game before it needs a second one (the real threefold rule): a
-    /// position seen once in the game is not a draw to aim for or avoid.
+    /// Has the current position occurred before within the reversible-move window? One
+    /// earlier occurrence, in the game or on the search path, counts as a draw.
     #[inline]
     fn is_repetition(&self, board: &Board) -> bool {
         let key = board.hash();
         let window = board.halfmove_clock() as usize;
         let n = self.keys.len();
-        let mut before_root = false;
         let mut i = 2;
         while i <= window && i <= n {
-            let at = n - i;
-            if self.keys[at] == key {
-                if !self.cfg.draws || at > self.root_keys || before_root {
-                    return true;
-                }
-                before_root = true;
+            if self.keys[n - i] == key {
+                return true;
             }
             i += 2;
         }
         false
-    }
-
-    /// The score of a repetition draw: 0, or with switch `draws` ±1 by the node count
-    /// (dithering keeps the search from treating every drawn line as equal and exactly zero,
-    /// which blinds it to the difference between a repetition and a real plan).
-    #[inline]
-    fn repetition_draw(&self) -> i32 {
-        if self.cfg.draws {
-            DRAW - 1 + (self.nodes & 2) as i32
-        } else {
-            DRAW
-        }
     }
 
     #[inline]
@@ -549,117 +507,16 @@ impl<P: Probe> Worker<P> {
         }
     }
 
-    // ----- Pruning rules: one function each, margins from params.rs or the tables -------
-
-    /// The one gate every reduce/prune decision on a move passes first (the seed's
-    /// `CanWeReduceOrPruneMove`): a quiet move that does not give check, is not the hash,
-    /// killer or counter move, at a node not in check.
-    #[inline]
-    fn gate(in_check: bool, quiet: bool, checks: bool, special: bool) -> bool {
-        !in_check && quiet && !checks && !special
-    }
-
-    /// RFP margin at `depth`: the beta-side table's where it has the samples, else the
-    /// formula (`union`: the smaller of the two — the formula, widened where the table
-    /// found it safe).
-    #[inline]
-    fn rfp_margin_for(&self, depth: i32, improving: bool, opp_hung: bool) -> i32 {
-        let formula = rfp_margin_with(
-            self.cfg.rfp_margin,
-            self.cfg.rfp_improving,
-            depth,
-            improving,
-        );
-        let table = || {
-            self.cfg.tables.rfp_margin[prune::depth_index(depth)][improving as usize]
-                [opp_hung as usize]
-        };
-        match self.cfg.rfp {
-            Source::Table => table().unwrap_or(formula),
-            Source::Union => table().map_or(formula, |t| t.min(formula)),
-            _ => formula,
-        }
-    }
-
-    #[inline]
-    fn rfp_value(&self, eval: i32, beta: i32, margin: i32) -> i32 {
-        match self.cfg.rfp_return {
-            RfpReturn::Beta => beta,
-            RfpReturn::Blend => rfp_return(eval, beta),
-            RfpReturn::EvalMinusMargin => eval - margin,
-        }
-    }
-
-    /// Razoring margin at `depth` (1..=3).
-    #[inline]
-    fn razor_margin(&self, depth: i32) -> i32 {
-        self.cfg.razor_base + self.cfg.razor_per_depth * depth
-    }
-
-    /// The reduction table for this search's LMR constants (rebuilt only when they change).
-    pub(crate) fn sync_lmr_table(&mut self) {
-        let want = (self.cfg.lmr_base, self.cfg.lmr_divisor);
+    /// Take this search's configuration: its rules, and the reduction table for its LMR
+    /// constants (rebuilt only when they change).
+    pub(crate) fn prepare(&mut self, cfg: PruneConfig) {
+        self.rules = Rules::new(&cfg);
+        self.cfg = cfg;
+        let want = (self.cfg.tune.lmr_base, self.cfg.tune.lmr_divisor);
         if self.lmr_params != want {
             self.lmr = lmr_table(want.0, want.1);
             self.lmr_params = want;
         }
-    }
-
-    /// Razoring gate: eval so far below alpha that only tactics could help.
-    #[inline]
-    fn razor_candidate(&self, depth: i32, eval: i32, alpha: i32) -> bool {
-        depth <= RAZOR_MAX_DEPTH && eval + self.razor_margin(depth) < alpha
-    }
-
-    /// May we try a null move here?
-    #[inline]
-    fn null_move_allowed(
-        &self,
-        board: &Board,
-        depth: i32,
-        eval: i32,
-        beta: i32,
-        ply: usize,
-    ) -> bool {
-        depth >= NMP_MIN_DEPTH
-            && eval >= beta
-            && beta > -MATE_BOUND
-            && ply >= self.nmp_min_ply
-            && ply >= 1
-            && self.stack[ply - 1].moved != NO_PIECE_TO
-            && has_non_pawn_material(board, board.side_to_move())
-    }
-
-    /// Does a null-move cutoff need a verification search? At high depth, and when the
-    /// mover has a single non-pawn piece (zugzwang is likely).
-    #[inline]
-    fn null_move_needs_verification(&self, board: &Board, depth: i32) -> bool {
-        let stm = board.side_to_move();
-        let pieces = board.colors(stm) & !(board.pieces(Piece::Pawn) | board.pieces(Piece::King));
-        depth >= NMP_VERIFY_DEPTH || pieces.len() <= 1
-    }
-
-    /// Late move reduction for move number `n` (1-based) at `depth`.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    fn reduction(
-        &self,
-        depth: i32,
-        n: usize,
-        pv: bool,
-        improving: bool,
-        cut_node: bool,
-        hist: i32,
-        relief: i32,
-    ) -> i32 {
-        let mut r = self.lmr[depth.min(63) as usize][n.min(63)] as i32;
-        r += !pv as i32;
-        r += (!improving && !pv) as i32;
-        r += cut_node as i32;
-        // A move the gate keeps from pruning is reduced less (`relief` plies).
-        r -= relief;
-        r -= hist / self.cfg.lmr_history_div;
-        r.max(0)
     }
 
     fn update_pv(&mut self, ply: usize, mv: Move) {
@@ -668,780 +525,6 @@ impl<P: Probe> Worker<P> {
         head[ply][ply] = mv;
         head[ply][ply + 1..child_len].copy_from_slice(&tail[0][ply + 1..child_len]);
         self.pv_len[ply] = child_len;
-    }
-
-    /// The main node function.
-    #[allow(clippy::too_many_arguments)]
-    fn negamax<const PV: bool>(
-        &mut self,
-        ctx: &SharedCtx,
-        board: &Board,
-        mut alpha: i32,
-        mut beta: i32,
-        mut depth: i32,
-        ply: usize,
-        cut_node: bool,
-    ) -> i32 {
-        let root = ply == 0;
-        // Step 1. Horizon: hand over to quiescence.
-        if depth <= 0 {
-            return self.qsearch::<PV>(ctx, board, alpha, beta, ply);
-        }
-
-        // Step 2. Node bookkeeping and abort check.
-        self.nodes += 1;
-        if PV {
-            self.pv_len[ply] = ply;
-            self.seldepth = self.seldepth.max(ply + 1);
-        }
-        if self.should_stop(ctx) {
-            return 0;
-        }
-        let in_check = !board.checkers().is_empty();
-        let stm = board.side_to_move();
-
-        if !root {
-            // Step 3. Draws: fifty-move rule, repetition, dead material; ply limit.
-            if board.halfmove_clock() >= 100 && (!in_check || has_legal_move(board)) {
-                return DRAW;
-            }
-            if self.is_repetition(board) {
-                return self.repetition_draw();
-            }
-            if is_drawish_material(board) {
-                return DRAW;
-            }
-            if ply >= MAX_PLY - 2 {
-                return if in_check {
-                    DRAW
-                } else {
-                    self.full_eval(board, ply)
-                };
-            }
-            // Step 4. Mate distance pruning: no line can beat an already-found shorter mate.
-            alpha = alpha.max(-MATE + ply as i32);
-            beta = beta.min(MATE - ply as i32 - 1);
-            if alpha >= beta {
-                return alpha;
-            }
-        }
-
-        // Step 5. Transposition table lookup; cut off at non-PV nodes when deep enough (not
-        // in a singular-extension search: the entry is about the node with every move).
-        let key = board.hash();
-        let excluded = self.stack[ply].excluded;
-        let tte = ctx.tt.probe(key, ply);
-        let tt_move = tte.map_or(NULL_MOVE, |e| e.mv);
-        // Near the fifty-move horizon a stored score may be a win the clock no longer allows.
-        if !PV
-            && excluded == NULL_MOVE
-            && board.halfmove_clock() < 90
-            && let Some(score) = tt_cutoff(tte, depth, alpha, beta)
-        {
-            return score;
-        }
-
-        // Step 6. Static evaluation and the improving flag.
-        // With correction history (switch `corr`) the static evaluation is corrected by what
-        // searches of positions with the same pawns found it to miss (`corr-all`: also the
-        // same pieces of either side, the same last two moves); the table keeps the raw.
-        let correct = self.cfg.correction || self.cfg.correction_all;
-        let corr_keys = if correct && !in_check {
-            let all = self.cfg.correction_all;
-            CorrKeys {
-                pawn: crate::eval::pawns::pawn_key(board),
-                non_pawn: if all {
-                    [Color::White, Color::Black].map(|c| non_pawn_key(board, c))
-                } else {
-                    [0; 2]
-                },
-                cont: if all {
-                    self.cont_indices(ply)
-                } else {
-                    [NO_PIECE_TO; 2]
-                },
-            }
-        } else {
-            CorrKeys::default()
-        };
-        let (raw_eval, static_eval, eval) = if in_check {
-            (EVAL_NONE, EVAL_NONE, EVAL_NONE)
-        } else {
-            let raw = match tte {
-                Some(e) if e.eval != EVAL_NONE => e.eval,
-                _ => self.full_eval(board, ply),
-            };
-            let corrected = if correct {
-                let c = self
-                    .hist
-                    .correction(stm, &corr_keys, self.cfg.correction_all);
-                (raw + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
-            } else {
-                raw
-            };
-            // A bound from the table that is tighter than static eval is a better estimate.
-            let better = match tte {
-                Some(e) if e.bound == Bound::Lower && e.score > corrected => e.score,
-                Some(e) if e.bound == Bound::Upper && e.score < corrected => e.score,
-                Some(e) if e.bound == Bound::Exact => e.score,
-                _ => corrected,
-            };
-            (raw, corrected, better)
-        };
-        self.stack[ply].static_eval = static_eval;
-        let improving = !in_check
-            && ply >= 2
-            && (self.stack[ply - 2].static_eval == EVAL_NONE
-                || static_eval > self.stack[ply - 2].static_eval);
-        // The mover's improvement over its last turn (the EFP estimate and a table axis).
-        let improvement = (!in_check && ply >= 2 && self.stack[ply - 2].static_eval != EVAL_NONE)
-            .then(|| static_eval - self.stack[ply - 2].static_eval);
-        self.hist.killers[ply + 1] = [NULL_MOVE; 2];
-        let alpha0 = alpha;
-        // A calibration probe on this node, settled with the node's result.
-        let mut node_probe: Option<NodeProbe> = None;
-        let probe = self.probe_mode();
-
-        if !PV && !in_check && excluded == NULL_MOVE {
-            // Step 7. Reverse futility pruning: the position is so far above beta that no
-            // reply is expected to bring it back. The margin is the beta-side table's where
-            // it has the samples (the formula elsewhere); collection looks at every depth.
-            let collecting = probe == Some(ProbeMode::Rfp);
-            let max_depth = if collecting {
-                TABLE_DEPTHS as i32
-            } else {
-                self.cfg.rfp_max_depth
-            };
-            if (self.cfg.rfp != Source::Off || collecting)
-                && depth <= max_depth
-                && eval < MATE_BOUND
-                && beta > -MATE_BOUND
-                && eval >= beta
-            {
-                let opp_hung = (matches!(self.cfg.rfp, Source::Table | Source::Union)
-                    || collecting)
-                    && opponent_hung(board);
-                let margin = self.rfp_margin_for(depth, improving, opp_hung);
-                let fires = self.cfg.rfp != Source::Off && eval - margin >= beta;
-                if fires && !self.shadowing(Mechanism::Rfp) {
-                    self.stats.rfp += 1;
-                    return self.rfp_value(eval, beta, margin);
-                }
-                if fires {
-                    node_probe = Some(NodeProbe {
-                        cell: surprise_cell(board, depth, eval - margin - beta),
-                        event_below_beta: true,
-                    });
-                } else if collecting {
-                    node_probe = Some(NodeProbe {
-                        cell: rfp_cell(depth, improving, opp_hung, eval - beta),
-                        event_below_beta: true,
-                    });
-                }
-            }
-
-            // Step 8. Razoring: verify with quiescence that nothing tactical saves us.
-            if self.cfg.razor && self.razor_candidate(depth, eval, alpha) {
-                let v = self.qsearch::<false>(ctx, board, alpha, alpha + 1, ply);
-                if v <= alpha {
-                    if !self.shadowing(Mechanism::Razor) {
-                        self.stats.razor += 1;
-                        self.settle(node_probe, v, alpha0, beta);
-                        return v;
-                    }
-                    node_probe.get_or_insert(NodeProbe {
-                        cell: surprise_cell(board, depth, alpha - eval - self.razor_margin(depth)),
-                        event_below_beta: false,
-                    });
-                }
-            }
-
-            // Step 9. Null move with verification near zugzwang.
-            if self.cfg.nmp
-                && self.null_move_allowed(board, depth, eval, beta, ply)
-                && let Some(child) = board.null_move()
-            {
-                let r = nmp_reduction(
-                    self.cfg.nmp_base,
-                    self.cfg.nmp_depth_div,
-                    self.cfg.nmp_eval_div,
-                    depth,
-                    eval,
-                    beta,
-                );
-                self.stack[ply].moved = NO_PIECE_TO;
-                self.stack[ply + 1].mat = self.stack[ply].mat;
-                if let Some(a) = &mut self.accs {
-                    a.push(ply + 1, crate::nnue::Delta::default());
-                }
-                self.keys.push(key);
-                let v = -self.negamax::<false>(
-                    ctx,
-                    &child,
-                    -beta,
-                    -beta + 1,
-                    depth - r,
-                    ply + 1,
-                    !cut_node,
-                );
-                self.keys.pop();
-                if self.stopped {
-                    return 0;
-                }
-                if v >= beta {
-                    let v = if v >= MATE_BOUND { beta } else { v };
-                    let cuts = if self.nmp_min_ply > 0
-                        || !self.null_move_needs_verification(board, depth)
-                    {
-                        true
-                    } else {
-                        // Verification: search this node without null moves for a few plies.
-                        self.nmp_min_ply = ply + (3 * (depth - r) / 4).max(1) as usize;
-                        let w = self.negamax::<false>(
-                            ctx,
-                            board,
-                            beta - 1,
-                            beta,
-                            depth - r,
-                            ply,
-                            false,
-                        );
-                        self.nmp_min_ply = 0;
-                        if self.stopped {
-                            return 0;
-                        }
-                        self.stats.null_verify_fail += (w < beta) as u64;
-                        w >= beta
-                    };
-                    if cuts && !self.shadowing(Mechanism::Nmp) {
-                        self.stats.null_move += 1;
-                        self.settle(node_probe, v, alpha0, beta);
-                        return v;
-                    }
-                    if cuts {
-                        node_probe.get_or_insert(NodeProbe {
-                            cell: surprise_cell(board, depth, eval - beta),
-                            event_below_beta: true,
-                        });
-                    }
-                }
-            }
-        }
-
-        // Step 9b. ProbCut (switch `probcut`): a good capture whose shallow search beats beta
-        // by a margin would, very probably, beat beta at full depth too. Skipped when the
-        // table already holds a search about this deep that stayed under that bar.
-        let cont = self.cont_indices(ply);
-        if self.cfg.probcut
-            && !PV
-            && !in_check
-            && excluded == NULL_MOVE
-            && depth >= PROBCUT_MIN_DEPTH
-            && beta.abs() < MATE_BOUND
-        {
-            let pc_beta = (beta + self.cfg.probcut_margin).min(MATE_BOUND - 1);
-            let table_says_no = tte.is_some_and(|e| {
-                e.depth >= depth - (PROBCUT_REDUCTION - 1)
-                    && e.score < pc_beta
-                    && e.bound != Bound::Lower
-            });
-            if !table_says_no {
-                let tt_noisy = if tt_move != NULL_MOVE && is_tactical(board, tt_move) {
-                    tt_move
-                } else {
-                    NULL_MOVE
-                };
-                let mut picker = MovePicker::new(
-                    tt_noisy,
-                    [NULL_MOVE; 2],
-                    NULL_MOVE,
-                    true,
-                    self.cfg.caphist_div,
-                );
-                while let Some((mv, _)) = picker.next(board, &self.hist, cont) {
-                    if !see_ge(board, mv, pc_beta - static_eval) {
-                        continue;
-                    }
-                    let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
-                    let mut child = board.clone();
-                    child.play_unchecked(mv);
-                    self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
-                    self.push_net_move(ply + 1, board, mv);
-                    self.stack[ply].moved = piece_to(stm, piece, mv.to as usize);
-                    self.keys.push(key);
-                    let mut v =
-                        -self.qsearch::<false>(ctx, &child, -pc_beta, -pc_beta + 1, ply + 1);
-                    if v >= pc_beta && !self.stopped {
-                        v = -self.negamax::<false>(
-                            ctx,
-                            &child,
-                            -pc_beta,
-                            -pc_beta + 1,
-                            depth - PROBCUT_REDUCTION,
-                            ply + 1,
-                            !cut_node,
-                        );
-                    }
-                    self.keys.pop();
-                    if self.stopped {
-                        return 0;
-                    }
-                    if v >= pc_beta && self.shadowing(Mechanism::ProbCut) {
-                        // Search anyway: was the node really at or above beta?
-                        node_probe.get_or_insert(NodeProbe {
-                            cell: surprise_cell(board, depth, eval - beta),
-                            event_below_beta: true,
-                        });
-                        break;
-                    }
-                    if v >= pc_beta {
-                        self.stats.probcut += 1;
-                        ctx.tt.store(
-                            key,
-                            mv,
-                            v,
-                            raw_eval,
-                            depth - (PROBCUT_REDUCTION - 1),
-                            Bound::Lower,
-                            ply,
-                        );
-                        self.settle(node_probe, v, alpha0, beta);
-                        return v;
-                    }
-                }
-            }
-        }
-
-        // Step 10. Internal iterative reduction: without a hash move this node was never
-        // searched well; search it shallower first.
-        if depth >= IIR_MIN_DEPTH && tt_move == NULL_MOVE && (PV || cut_node) {
-            depth -= 1;
-        }
-
-        // Step 11. Move loop setup.
-        let counter = self.hist.counter(cont[0]);
-        let mut picker = MovePicker::new(
-            tt_move,
-            self.hist.killers[ply],
-            counter,
-            false,
-            self.cfg.caphist_div,
-        );
-        let original_alpha = alpha;
-        let mut best = -INFINITE;
-        let mut best_move = NULL_MOVE;
-        let mut searched = 0usize;
-        let mut quiets_seen = 0usize;
-        let mut skip_quiets = false;
-        let mut quiets_tried: [Move; 64] = [NULL_MOVE; 64];
-        let mut n_quiets = 0;
-        let mut noisy_tried: [Move; 32] = [NULL_MOVE; 32];
-        let mut n_noisy = 0;
-        let mut moves_seen = 0u32;
-        let killers = self.hist.killers[ply];
-        let tt_noisy = tt_move != NULL_MOVE && is_tactical(board, tt_move);
-
-        while let Some((mv, order)) = picker.next(board, &self.hist, cont) {
-            if (root && self.root_excluded.contains(&mv)) || mv == excluded {
-                continue;
-            }
-            let quiet = !is_tactical(board, mv);
-            if quiet && skip_quiets {
-                continue;
-            }
-            let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
-            let pt = piece_to(stm, piece, mv.to as usize);
-            let hist_score = if quiet {
-                self.hist.quiet_score(stm, mv, pt, cont)
-            } else {
-                0
-            };
-            let refutation = mv == killers[0] || mv == killers[1] || mv == counter;
-            let special = refutation || mv == tt_move;
-            if quiet {
-                quiets_seen += 1;
-            }
-            moves_seen += 1;
-            let checks = gives_check(board, mv);
-            let gated = Self::gate(in_check, quiet, checks, special);
-            // A per-move calibration probe: (cell, settled with "the move raised alpha").
-            let mut move_probe: Option<usize> = None;
-
-            // Step 12. Shallow-depth pruning, behind the gate (never before one move has
-            // been searched, and never when we might be getting mated).
-            if !root && best > -MATE_BOUND && has_non_pawn_material(board, stm) {
-                let base_r = self.lmr[depth.min(63) as usize][(searched + 1).min(63)] as i32;
-                let lmr_depth = (depth - 1 - base_r).max(0);
-                // Who may prune this quiet move: the one gate for all (`strict`), or each
-                // formula's own conditions as in the build before the gate (`classic`).
-                // The tables were measured on gated moves only, so their variants always keep
-                // to the gate.
-                let (lmp_ok, efp_ok, see_ok) = match self.cfg.gate {
-                    Gate::Strict => (gated, gated, gated),
-                    Gate::Classic => (
-                        true,
-                        if self.cfg.efp == EfpMode::Tiers {
-                            gated
-                        } else {
-                            !checks && !in_check
-                        },
-                        !checks,
-                    ),
-                };
-                if quiet {
-                    let in_table = depth <= TABLE_DEPTHS as i32;
-                    let wants_cell = in_table
-                        && (matches!(self.cfg.lmp, Source::Table | Source::Union)
-                            || (self.cfg.efp == EfpMode::Tiers && depth <= 2)
-                            || probe == Some(ProbeMode::Fh));
-                    let hung = if wants_cell {
-                        hung_bucket(board, mv)
-                    } else {
-                        0
-                    };
-                    let cell = if wants_cell {
-                        fh_cell(depth, hung, alpha - eval, moves_seen, improvement)
-                    } else {
-                        0
-                    };
-                    // Late move pruning: the formula (enough quiets tried: skip the rest), the
-                    // table (this gated move's pessimistic fail-high bound is under the depth
-                    // allowance: skip this move), or either (`union`).
-                    let formula_lmp = lmp_ok
-                        && matches!(self.cfg.lmp, Source::Formula | Source::Union)
-                        && depth <= LMP_MAX_DEPTH
-                        && quiets_seen >= lmp_limit(self.cfg.lmp_base, depth, improving);
-                    let table_lmp = gated
-                        && in_table
-                        && matches!(self.cfg.lmp, Source::Table | Source::Union)
-                        && self.cfg.tables.fh(cell) < self.cfg.lmp_allowance(depth, hist_score);
-                    if formula_lmp || table_lmp {
-                        if !self.shadowing(Mechanism::Lmp) {
-                            self.stats.lmp += 1;
-                            skip_quiets = formula_lmp;
-                            if skip_quiets {
-                                picker.skip_quiets();
-                            }
-                            continue;
-                        }
-                        move_probe = Some(surprise_cell(board, depth, alpha - eval));
-                    }
-                    // History pruning (switch `hp`): at low depth, a quiet move that has
-                    // failed in this context again and again is not worth a search. Before
-                    // futility (as Stockfish orders them): behind it, the moves it could
-                    // take were mostly gone already (2 firings in the depth-8 hold-out).
-                    if self.cfg.hist_prune
-                        && gated
-                        && lmr_depth <= HP_MAX_LMR_DEPTH
-                        && hist_score < -self.cfg.hp_margin * depth
-                    {
-                        if !self.shadowing(Mechanism::Hp) {
-                            self.stats.hist_prune += 1;
-                            continue;
-                        }
-                        move_probe.get_or_insert(surprise_cell(board, depth, alpha - eval));
-                    }
-                    // Futility pruning at the parent: even an optimistic estimate of the
-                    // move cannot reach alpha.
-                    let efp_slack = match self.cfg.efp {
-                        _ if !efp_ok => None,
-                        EfpMode::Off => None,
-                        EfpMode::Formula => {
-                            let bound = eval
-                                + futility_margin(
-                                    self.cfg.fp_base,
-                                    self.cfg.fp_per_depth,
-                                    lmr_depth,
-                                );
-                            (lmr_depth <= FP_MAX_DEPTH && bound <= alpha).then_some(alpha - bound)
-                        }
-                        EfpMode::Tiers => {
-                            let estimate = eval + improvement.unwrap_or(0) - HUNG_VALUE[hung];
-                            (depth <= 2)
-                                .then(|| estimate + EFP_TIER_MARGIN[depth as usize - 1])
-                                .filter(|&b| {
-                                    b <= alpha
-                                        && self.cfg.tables.fh(cell) < EFP_VETO * self.cfg.risk / 100
-                                })
-                                .map(|b| alpha - b)
-                        }
-                    };
-                    if let Some(slack) = efp_slack {
-                        if !self.shadowing(Mechanism::Efp) {
-                            self.stats.futility += 1;
-                            continue;
-                        }
-                        move_probe.get_or_insert(surprise_cell(board, depth, slack));
-                    }
-                    // SEE pruning of quiet moves that hang material at low depth.
-                    if see_ok
-                        && self.cfg.see
-                        && depth <= SEE_PRUNE_MAX_DEPTH
-                        && !see_ge(board, mv, self.cfg.see_quiet * lmr_depth)
-                    {
-                        if !self.shadowing(Mechanism::See) {
-                            self.stats.see_quiet += 1;
-                            continue;
-                        }
-                        move_probe.get_or_insert(surprise_cell(board, depth, alpha - eval));
-                    }
-                    if probe == Some(ProbeMode::Fh) && in_table && gated {
-                        move_probe.get_or_insert(cell);
-                    }
-                } else if !quiet
-                    && !checks
-                    && self.cfg.see
-                    && depth <= SEE_PRUNE_MAX_DEPTH
-                    && !see_ge(board, mv, self.cfg.see_noisy * depth * depth)
-                {
-                    // SEE pruning of losing captures at low depth.
-                    if !self.shadowing(Mechanism::See) {
-                        self.stats.see_noisy += 1;
-                        continue;
-                    }
-                    move_probe = Some(surprise_cell(board, depth, alpha - eval));
-                }
-            }
-
-            // Step 13. Extensions: check, and singular (the hash move is the only good one:
-            // +1; the node fails high even without it: multi-cut; it is not alone: -1).
-            let gives_check = checks;
-            let check_ext = (gives_check && ply < 2 * self.root_depth as usize) as i32;
-            let mut ext = check_ext;
-            // (Not while the laboratory calibrates, its probes count the plain search; except
-            // when it calibrates multi-cut itself.)
-            if self.cfg.singular
-                && (probe.is_none() || self.shadowing(Mechanism::MultiCut))
-                && !root
-                && mv == tt_move
-                && excluded == NULL_MOVE
-                && depth >= SE_MIN_DEPTH
-                && ply < 2 * self.root_depth as usize
-                && let Some(e) = tte
-                && e.depth >= depth - SE_TT_DEPTH_MARGIN
-                && e.bound != Bound::Upper
-                && e.score.abs() < MATE_BOUND
-            {
-                let s_beta = (e.score - SE_BETA_PER_DEPTH * depth).max(-MATE_BOUND);
-                self.stack[ply].excluded = mv;
-                let v = self.negamax::<false>(
-                    ctx,
-                    board,
-                    s_beta - 1,
-                    s_beta,
-                    (depth - 1) / 2,
-                    ply,
-                    cut_node,
-                );
-                self.stack[ply].excluded = NULL_MOVE;
-                if self.stopped {
-                    return 0;
-                }
-                if v < s_beta {
-                    ext = 1;
-                } else if s_beta >= beta && self.shadowing(Mechanism::MultiCut) {
-                    // Search anyway: does the node really fail high?
-                    node_probe.get_or_insert(NodeProbe {
-                        cell: surprise_cell(board, depth, s_beta - beta),
-                        event_below_beta: true,
-                    });
-                } else if s_beta >= beta {
-                    return s_beta;
-                } else if e.score >= beta && check_ext == 0 {
-                    ext = -1;
-                }
-            }
-            // Step 14a. Make the move.
-            let root_nodes_before = self.nodes;
-            let mut child = board.clone();
-            child.play_unchecked(mv);
-            ctx.tt.prefetch(child.hash());
-            self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
-            self.push_net_move(ply + 1, board, mv);
-            let mut new_depth = depth - 1 + ext;
-            self.stack[ply].moved = pt;
-            self.keys.push(key);
-            searched += 1;
-
-            // Step 14. Principal variation search with late move reductions.
-            let mut score = 0;
-            let full_window_needed;
-            // Checking sacrifices (losing captures that give check) are searched at full
-            // depth: they are the tactics that decide WAC-style positions.
-            if self.cfg.lmr
-                && searched > 1
-                && depth >= LMR_MIN_DEPTH
-                && (quiet || (is_bad_noisy_score(order) && !gives_check))
-            {
-                let r = self.reduction(
-                    depth,
-                    searched,
-                    PV,
-                    improving,
-                    cut_node,
-                    hist_score,
-                    match self.cfg.gate {
-                        Gate::Strict => (quiet && !gated) as i32,
-                        Gate::Classic => refutation as i32 + gives_check as i32,
-                    },
-                ) + (self.cfg.lmr_ttcap && quiet && tt_noisy) as i32;
-                let reduced = (new_depth - r).clamp(1, new_depth.max(1));
-                score =
-                    -self.negamax::<false>(ctx, &child, -alpha - 1, -alpha, reduced, ply + 1, true);
-                // Calibrating LMR: a reduced search that failed low is searched at full
-                // depth anyway, and the probe records whether the full search disagreed.
-                let recheck = score <= alpha
-                    && reduced < new_depth
-                    && self.shadowing(Mechanism::Lmr)
-                    && !self.stopped;
-                if recheck {
-                    move_probe = Some(surprise_cell_plies(board, depth, new_depth - reduced));
-                }
-                // The reduced search beat alpha: by far (search deeper than planned) or barely
-                // (shallower). `best` is a searched move's score: this is not the first move.
-                if self.cfg.lmr_deeper && score > alpha && reduced < new_depth {
-                    new_depth += (score > best + 43 + 2 * new_depth) as i32;
-                    new_depth -= (score < best + 9) as i32;
-                }
-                if (score > alpha || recheck) && reduced < new_depth {
-                    score = -self.negamax::<false>(
-                        ctx,
-                        &child,
-                        -alpha - 1,
-                        -alpha,
-                        new_depth,
-                        ply + 1,
-                        !cut_node,
-                    );
-                }
-                full_window_needed = PV && score > alpha && score < beta;
-            } else if !PV || searched > 1 {
-                score = -self.negamax::<false>(
-                    ctx,
-                    &child,
-                    -alpha - 1,
-                    -alpha,
-                    new_depth,
-                    ply + 1,
-                    !cut_node,
-                );
-                full_window_needed = PV && score > alpha && score < beta;
-            } else {
-                full_window_needed = true;
-            }
-            if full_window_needed {
-                score =
-                    -self.negamax::<true>(ctx, &child, -beta, -alpha, new_depth, ply + 1, false);
-            }
-            self.keys.pop();
-            if root {
-                let spent = self.nodes - root_nodes_before;
-                match self.root_nodes.iter_mut().find(|(m, _)| *m == mv) {
-                    Some((_, n)) => *n += spent,
-                    None => self.root_nodes.push((mv, spent)),
-                }
-            }
-            if self.stopped {
-                return 0;
-            }
-            if let Some(cell) = move_probe {
-                self.probe_record(cell, score > alpha);
-            }
-
-            // Step 15. New best move?
-            if score > best {
-                best = score;
-                if score > alpha {
-                    best_move = mv;
-                    if PV {
-                        self.update_pv(ply, mv);
-                    }
-                    if score >= beta {
-                        break;
-                    }
-                    alpha = score;
-                }
-            }
-            if quiet {
-                if n_quiets < quiets_tried.len() {
-                    quiets_tried[n_quiets] = mv;
-                    n_quiets += 1;
-                }
-            } else if n_noisy < noisy_tried.len() {
-                noisy_tried[n_noisy] = mv;
-                n_noisy += 1;
-            }
-        }
-
-        // Step 16. No legal move: checkmate or stalemate.
-        if searched == 0 {
-            if (root && !self.root_excluded.is_empty()) || excluded != NULL_MOVE {
-                return alpha;
-            }
-            let v = if in_check { -MATE + ply as i32 } else { DRAW };
-            self.settle(node_probe, v, alpha0, beta);
-            return v;
-        }
-
-        // Step 17. Reward the move that caused the cutoff, punish the ones tried before it.
-        if best >= beta {
-            let bonus = history_bonus(depth);
-            if !is_tactical(board, best_move) {
-                let pt = piece_to(
-                    stm,
-                    board.piece_on(best_move.from).unwrap_or(Piece::Pawn),
-                    best_move.to as usize,
-                );
-                self.hist.update_quiet(stm, best_move, pt, cont, bonus);
-                self.hist.set_killer(ply, best_move);
-                self.hist.set_counter(cont[0], best_move);
-                for &q in &quiets_tried[..n_quiets] {
-                    let qp = piece_to(
-                        stm,
-                        board.piece_on(q.from).unwrap_or(Piece::Pawn),
-                        q.to as usize,
-                    );
-                    self.hist.update_quiet(stm, q, qp, cont, -bonus);
-                }
-            } else {
-                update_capture_history(&mut self.hist, board, best_move, bonus);
-            }
-            for &c in &noisy_tried[..n_noisy] {
-                update_capture_history(&mut self.hist, board, c, -bonus);
-            }
-        }
-
-        // Step 18. Store in the transposition table (not a search that left a move out).
-        if (!root || self.root_excluded.is_empty()) && excluded == NULL_MOVE {
-            let bound = if best >= beta {
-                Bound::Lower
-            } else if best > original_alpha {
-                Bound::Exact
-            } else {
-                Bound::Upper
-            };
-            ctx.tt
-                .store(key, best_move, best, raw_eval, depth, bound, ply);
-            // Correction history learns from a quiet (or no) best move whose result the
-            // bound says is on the far side of the static evaluation.
-            if correct
-                && !in_check
-                && (best_move == NULL_MOVE || !is_tactical(board, best_move))
-                && !(bound == Bound::Lower && best <= static_eval)
-                && !(bound == Bound::Upper && best >= static_eval)
-                && best.abs() < MATE_BOUND
-            {
-                self.hist.update_correction(
-                    stm,
-                    &corr_keys,
-                    self.cfg.correction_all,
-                    depth,
-                    best - raw_eval,
-                );
-            }
-        }
-        self.settle(node_probe, best, alpha0, beta);
-        best
     }
 
     /// Quiescence search: captures and queen promotions (all evasions when in check), with
@@ -1540,13 +623,7 @@ impl<P: Probe> Worker<P> {
         };
         let original_alpha = alpha;
         let tt_move = tte.map_or(NULL_MOVE, |e| e.mv);
-        let mut picker = MovePicker::new(
-            tt_move,
-            [NULL_MOVE; 2],
-            NULL_MOVE,
-            !in_check,
-            self.cfg.caphist_div,
-        );
+        let mut picker = MovePicker::new(tt_move, [NULL_MOVE; 2], NULL_MOVE, !in_check);
         let cont = self.cont_indices(ply);
         let mut best_move = NULL_MOVE;
         let mut searched = 0;
@@ -1657,7 +734,7 @@ pub fn has_legal_move(board: &Board) -> bool {
 }
 
 /// Format a score for UCI: `cp N` or `mate N` (moves, negative when we are mated).
-pub fn uci_score(score: i32) -> String {
+pub(crate) fn uci_score(score: i32) -> String {
     if score >= MATE_BOUND {
         format!("mate {}", (MATE - score + 1) / 2)
     } else if score <= -MATE_BOUND {
@@ -1668,6 +745,6 @@ pub fn uci_score(score: i32) -> String {
 }
 
 /// Side to move as a bool (for the time manager).
-pub fn white_to_move(board: &Board) -> bool {
+pub(crate) fn white_to_move(board: &Board) -> bool {
     board.side_to_move() == Color::White
 }

@@ -18,6 +18,7 @@
 use arrayvec::ArrayVec;
 
 use super::history::{History, PieceTo, piece_to};
+use super::params::CAPHIST_DIV;
 use super::see::see_ge;
 use crate::board::{Board, MAX_MOVES, Move, NULL_MOVE, Piece, Rank, Square, captured_piece};
 use crate::eval::pst::SEE_VALUE;
@@ -32,13 +33,8 @@ const UNDER_PROMO: i32 = -3_000_000;
 
 /// Is a picker score one that belongs to a capture that lost material by SEE?
 #[inline]
-pub fn is_bad_noisy_score(score: i32) -> bool {
+pub(crate) fn is_bad_noisy_score(score: i32) -> bool {
     score < -1_000_000
-}
-
-/// Generate captures, en passant and queen promotions only (for quiescence).
-pub fn generate_noisy(board: &Board, push: impl FnMut(Move, Piece)) {
-    generate_split::<false>(board, |_| {}, push);
 }
 
 /// One legal move generation, split: every piece's whole move set goes to `all` (as cozy-chess
@@ -46,7 +42,7 @@ pub fn generate_noisy(board: &Board, push: impl FnMut(Move, Piece)) {
 /// `noisy` one by one. The picker keeps the sets and takes its quiet moves from them later,
 /// so a node that reaches its quiets does not generate its legal moves a second time.
 ///
-/// Without `ALL` (noisy moves only: quiescence, ProbCut) the king is left out unless it
+/// Without `ALL` (noisy moves only: quiescence) the king is left out unless it
 /// attacks an enemy piece: its legal moves cost a safety test per square, the dearest part of
 /// a generation, and only its captures could be noisy. cozy-chess generates the king last, so
 /// the order of the other moves is the same either way.
@@ -109,7 +105,7 @@ enum Stage {
 /// Scores under this are under-promotions (all quiet and noisy scores are above it).
 const UNDER_PROMO_BOUND: i32 = -2_500_000;
 
-pub struct MovePicker {
+pub(crate) struct MovePicker {
     /// Noisy moves in `list[..noisy_end]` (those picked so far in pick order, a losing one
     /// re-scored as [`BAD_NOISY`] + its key), then quiets and under-promotions.
     list: ArrayVec<Entry, MAX_MOVES>,
@@ -127,20 +123,10 @@ pub struct MovePicker {
     counter: Move,
     noisy_only: bool,
     skip_quiets: bool,
-    /// Capture history's divisor in a capture's score (switch `caphist-div`): at 16 it moves
-    /// a capture at most ±1,024 against 3,500 between victim classes (MVV-LVA decides); at 1
-    /// it can outweigh a victim class, as in Ethereal.
-    cap_div: i32,
 }
 
 impl MovePicker {
-    pub fn new(
-        tt_move: Move,
-        killers: [Move; 2],
-        counter: Move,
-        noisy_only: bool,
-        cap_div: i32,
-    ) -> Self {
+    pub(crate) fn new(tt_move: Move, killers: [Move; 2], counter: Move, noisy_only: bool) -> Self {
         Self {
             list: ArrayVec::new(),
             sets: ArrayVec::new(),
@@ -153,18 +139,17 @@ impl MovePicker {
             counter,
             noisy_only,
             skip_quiets: false,
-            cap_div: cap_div.max(1),
         }
     }
 
     /// The search will skip every quiet move from now on (late move pruning): do not pick
     /// them. Losing captures and under-promotions still come.
-    pub fn skip_quiets(&mut self) {
+    pub(crate) fn skip_quiets(&mut self) {
         self.skip_quiets = true;
     }
 
     /// Next move and its ordering score, or `None` when exhausted.
-    pub fn next(
+    pub(crate) fn next(
         &mut self,
         board: &Board,
         hist: &History,
@@ -296,7 +281,6 @@ impl MovePicker {
         let stm = board.side_to_move();
         let them = board.colors(!stm);
         let tt = self.tt_move;
-        let cap_div = self.cap_div;
         let keep_sets = !self.noisy_only;
         let (list, sets) = (&mut self.list, &mut self.sets);
         let score = |mv: Move, piece: Piece| {
@@ -313,7 +297,8 @@ impl MovePicker {
             let pt = piece_to(stm, piece, mv.to as usize);
             let mvv = victim.map_or(0, |v| SEE_VALUE[v as usize])
                 + mv.promotion.map_or(0, |_| SEE_VALUE[4]);
-            let key = mvv * 16 + hist.capture_score(pt, victim.unwrap_or(Piece::Pawn)) / cap_div
+            let key = mvv * 16
+                + hist.capture_score(pt, victim.unwrap_or(Piece::Pawn)) / CAPHIST_DIV
                 - SEE_VALUE[piece as usize] / 100;
             list.push(Entry {
                 mv,
@@ -432,7 +417,6 @@ mod tests {
         counter: Move,
         noisy_only: bool,
         cont: [PieceTo; 2],
-        cap_div: i32,
     ) -> Vec<(Move, bool)> {
         let stm = board.side_to_move();
         // (class: 0 good noisy, 1 killer 0, 2 killer 1, 3 counter, 4 quiet, 5 bad, 6 under;
@@ -451,7 +435,7 @@ mod tests {
                     let key = (victim.map_or(0, |v| SEE_VALUE[v as usize])
                         + promo.map_or(0, |_| SEE_VALUE[4]))
                         * 16
-                        + hist.capture_score(pt, victim.unwrap_or(Piece::Pawn)) / cap_div
+                        + hist.capture_score(pt, victim.unwrap_or(Piece::Pawn)) / CAPHIST_DIV
                         - SEE_VALUE[piece as usize] / 100;
                     if noisy_only || see_ge(board, mv, 0) {
                         (0, key)
@@ -534,15 +518,12 @@ mod tests {
                     _ => pick(rng),
                 };
                 let killers = [pick_any(&mut rng), pick_any(&mut rng)];
-                let cap_div = [1, 16][rng.below(2)];
                 let counter = pick(&mut rng);
                 let cont = [rng.below(768), rng.below(768)];
                 for noisy_only in [false, true] {
-                    let want = expected(
-                        &board, &hist, tt, killers, counter, noisy_only, cont, cap_div,
-                    );
+                    let want = expected(&board, &hist, tt, killers, counter, noisy_only, cont);
                     for skip_at in [usize::MAX, 0, 1, 2, 4, 8] {
-                        let mut p = MovePicker::new(tt, killers, counter, noisy_only, cap_div);
+                        let mut p = MovePicker::new(tt, killers, counter, noisy_only);
                         let mut got = Vec::new();
                         if skip_at == 0 {
                             p.skip_quiets();

@@ -33,18 +33,18 @@ pub const TABLE_DEPTHS: usize = 10;
 /// 0, ≤ a pawn, ≤ a minor, ≤ a rook, more.
 pub const HUNG_BUCKETS: usize = 5;
 /// Inclusive upper edges of the SEE-loss buckets (the last is open).
-pub const HUNG_EDGES: [i32; HUNG_BUCKETS - 1] = [0, 100, 350, 550];
+pub(crate) const HUNG_EDGES: [i32; HUNG_BUCKETS - 1] = [0, 100, 350, 550];
 /// A representative loss per hung bucket (the EFP estimate subtracts it).
-pub const HUNG_VALUE: [i32; HUNG_BUCKETS] = [0, 100, 325, 500, 900];
+pub(crate) const HUNG_VALUE: [i32; HUNG_BUCKETS] = [0, 100, 325, 500, 900];
 /// Gap-to-alpha buckets (`alpha − eval`): bucket 0 holds every gap ≤ 0.
 pub const GAP_BUCKETS: usize = 9;
 pub const GAP_EDGES: [i32; GAP_BUCKETS - 1] = [0, 30, 60, 100, 150, 250, 400, 700];
 /// Lateness buckets by move number at the node (1-based, pruned moves included).
 pub const LATE_BUCKETS: usize = 9;
-pub const LATE_EDGES: [u32; LATE_BUCKETS - 1] = [1, 2, 3, 4, 6, 9, 14, 22];
+pub(crate) const LATE_EDGES: [u32; LATE_BUCKETS - 1] = [1, 2, 3, 4, 6, 9, 14, 22];
 /// Mover's improvement (`eval − eval two plies ago`): ≤ −50, in between (or unknown), ≥ +50.
 pub const IMPROVE_BUCKETS: usize = 3;
-pub const IMPROVE_STEP: i32 = 50;
+pub(crate) const IMPROVE_STEP: i32 = 50;
 /// Cells of the alpha-side table.
 pub const FH_CELLS: usize =
     TABLE_DEPTHS * HUNG_BUCKETS * GAP_BUCKETS * LATE_BUCKETS * IMPROVE_BUCKETS;
@@ -61,19 +61,19 @@ fn bucket_by_upper<T: PartialOrd + Copy>(x: T, edges: &[T]) -> usize {
 }
 
 #[inline]
-pub fn depth_index(depth: i32) -> usize {
+pub(crate) fn depth_index(depth: i32) -> usize {
     (depth.clamp(1, TABLE_DEPTHS as i32) - 1) as usize
 }
 #[inline]
-pub fn gap_bucket(gap: i32) -> usize {
+pub(crate) fn gap_bucket(gap: i32) -> usize {
     bucket_by_upper(gap, &GAP_EDGES)
 }
 #[inline]
-pub fn late_bucket(move_number: u32) -> usize {
+pub(crate) fn late_bucket(move_number: u32) -> usize {
     bucket_by_upper(move_number, &LATE_EDGES)
 }
 #[inline]
-pub fn improve_bucket(improvement: Option<i32>) -> usize {
+pub(crate) fn improve_bucket(improvement: Option<i32>) -> usize {
     match improvement {
         Some(d) if d <= -IMPROVE_STEP => 0,
         Some(d) if d >= IMPROVE_STEP => 2,
@@ -81,14 +81,14 @@ pub fn improve_bucket(improvement: Option<i32>) -> usize {
     }
 }
 #[inline]
-pub fn rfp_gap_bucket(gap: i32) -> usize {
+pub(crate) fn rfp_gap_bucket(gap: i32) -> usize {
     RFP_GAP_LOWER.iter().rposition(|&l| gap >= l).unwrap_or(0)
 }
 
 /// Hung-material bucket of a quiet move: how much the opponent wins by taking on its
 /// destination, by static exchange (one `see_ge` for the common safe move).
 #[inline]
-pub fn hung_bucket(board: &Board, mv: Move) -> usize {
+pub(crate) fn hung_bucket(board: &Board, mv: Move) -> usize {
     HUNG_EDGES
         .iter()
         .position(|&e| see_ge(board, mv, -e))
@@ -135,7 +135,7 @@ pub fn rfp_axes(cell: usize) -> [usize; 4] {
 /// Does the side to move have something to take for free (an enemy piece attacked and
 /// undefended, or attacked by a cheaper piece)? The node-level "opponent has a hung piece":
 /// the static eval does not see it, so the true value is above the eval.
-pub fn opponent_hung(board: &Board) -> bool {
+pub(crate) fn opponent_hung(board: &Board) -> bool {
     let us = board.side_to_move();
     let ours = board.colors(us);
     let theirs = board.colors(!us);
@@ -165,13 +165,13 @@ pub fn opponent_hung(board: &Board) -> bool {
 
 /// LMP's depth allowance in thousandths of a percent (200 = 0.2 %), by remaining depth 1..=11
 /// (the seed's schedule; 0 from depth 11 on).
-pub const LMP_ALLOWANCE: [u32; 11] = [200, 200, 150, 75, 50, 25, 12, 6, 3, 1, 0];
+pub(crate) const LMP_ALLOWANCE: [u32; 11] = [200, 200, 150, 75, 50, 25, 12, 6, 3, 1, 0];
 /// The seed's fair EFP-vs-LMP test: with EFP off, LMP gets EFP's working threshold (≈ 0.3 %)
 /// at 1–2 ply and the schedule carried outward half again as wide.
-pub const LMP_ALLOWANCE_WIDE: [u32; 11] = [300, 300, 225, 113, 75, 38, 18, 9, 5, 2, 0];
+pub(crate) const LMP_ALLOWANCE_WIDE: [u32; 11] = [300, 300, 225, 113, 75, 38, 18, 9, 5, 2, 0];
 /// EFP's table veto: a move whose pessimistic fail-high bound is at least this is never
 /// pruned by EFP (the seed's strictest veto tier, 0.3 %).
-pub const EFP_VETO: u32 = 300;
+pub(crate) const EFP_VETO: u32 = 300;
 
 // ----- Switches ---------------------------------------------------------------------------------
 
@@ -232,17 +232,13 @@ pub enum Mechanism {
     Razor,
     See,
     Lmr,
-    /// ProbCut (switch `probcut`).
-    ProbCut,
-    /// History pruning (switch `hp`).
-    Hp,
     /// Singular extension's multi-cut: the node returns when even without the hash move it
     /// fails high (switch `se`).
     MultiCut,
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 11] = [
+    pub const ALL: [Mechanism; 9] = [
         Mechanism::Rfp,
         Mechanism::Efp,
         Mechanism::Lmp,
@@ -251,8 +247,6 @@ impl Mechanism {
         Mechanism::Razor,
         Mechanism::See,
         Mechanism::Lmr,
-        Mechanism::ProbCut,
-        Mechanism::Hp,
         Mechanism::MultiCut,
     ];
     pub fn name(self) -> &'static str {
@@ -265,8 +259,6 @@ impl Mechanism {
             Mechanism::Razor => "razor",
             Mechanism::See => "see",
             Mechanism::Lmr => "lmr",
-            Mechanism::ProbCut => "probcut",
-            Mechanism::Hp => "hp",
             Mechanism::MultiCut => "multicut",
         }
     }
@@ -275,8 +267,6 @@ impl Mechanism {
     /// default (a calibration run turns it on: a mechanism that never fires has no rate).
     pub fn needs_switch(self) -> Option<&'static str> {
         match self {
-            Mechanism::ProbCut => Some("probcut"),
-            Mechanism::Hp => Some("hp"),
             Mechanism::MultiCut => Some("se"),
             _ => None,
         }
@@ -303,8 +293,6 @@ impl Mechanism {
             Mechanism::Razor => "alpha − (eval + razor margin)",
             Mechanism::See => "alpha − eval (gap bucket)",
             Mechanism::Lmr => "reduction in plies (bucket = plies)",
-            Mechanism::ProbCut => "eval − beta",
-            Mechanism::Hp => "alpha − eval (gap bucket of the pruned move)",
             Mechanism::MultiCut => "singular beta − beta",
         }
     }
@@ -332,7 +320,7 @@ pub const SURPRISE_CELLS: usize = MATERIAL_BUCKETS * SURPRISE_DEPTH_SLACK;
 
 /// A surprise cell: `(material, depth, slack)` with the slack bucketed like the gap.
 #[inline]
-pub fn surprise_cell(board: &Board, depth: i32, slack: i32) -> usize {
+pub(crate) fn surprise_cell(board: &Board, depth: i32, slack: i32) -> usize {
     crate::eval::material_bucket(board) * SURPRISE_DEPTH_SLACK
         + depth.clamp(0, TABLE_DEPTHS as i32) as usize * GAP_BUCKETS
         + gap_bucket(slack)
@@ -340,7 +328,7 @@ pub fn surprise_cell(board: &Board, depth: i32, slack: i32) -> usize {
 
 /// LMR's surprise cell: the slack axis is the reduction in plies (capped at 8).
 #[inline]
-pub fn surprise_cell_plies(board: &Board, depth: i32, plies: i32) -> usize {
+pub(crate) fn surprise_cell_plies(board: &Board, depth: i32, plies: i32) -> usize {
     crate::eval::material_bucket(board) * SURPRISE_DEPTH_SLACK
         + depth.clamp(0, TABLE_DEPTHS as i32) as usize * GAP_BUCKETS
         + plies.clamp(0, GAP_BUCKETS as i32 - 1) as usize
@@ -354,7 +342,7 @@ pub fn surprise_axes(cell: usize) -> [usize; 3] {
 }
 
 /// EFP's two tiers (the seed's Heinz margins): a knight at depth 1, a rook at depth 2.
-pub const EFP_TIER_MARGIN: [i32; 2] = [SEE_VALUE[1], SEE_VALUE[3]];
+pub(crate) const EFP_TIER_MARGIN: [i32; 2] = [SEE_VALUE[1], SEE_VALUE[3]];
 
 /// Every pruning switch in one value. `Default` is the shipped configuration.
 #[derive(Clone, Debug)]
@@ -377,62 +365,20 @@ pub struct PruneConfig {
     /// Singular extensions with multi-cut and a negative extension (on since its SPRT:
     /// +27.7 Elo [+10.6, +44.9], H1, docs/pruning/games/se.json).
     pub singular: bool,
-    /// Correction history: the static evaluation corrected by pawn structure (off until
-    /// games support it).
-    pub correction: bool,
-    /// Correction history by pawns, each side's other pieces and the last two moves (the
-    /// issue's full item; `corr` is the pawn table alone). Off until games support it.
-    pub correction_all: bool,
-    /// Time management by the best move's share of the root nodes and by a score drop
-    /// between iterations (off until games support it).
-    pub tm_effort: bool,
-    /// ProbCut: a capture whose shallow search beats beta by a margin cuts the node (off
-    /// until games support it).
-    pub probcut: bool,
-    /// History pruning: late quiet moves with a bad history at low depth are skipped (off
-    /// until games support it).
-    pub hist_prune: bool,
-    /// Draw handling: a position seen once before the root is not yet a draw (threefold),
-    /// and repetition draws score ±1 by node count (off until games support it).
-    pub draws: bool,
     /// One more ply of reduction for a quiet move when the hash move is a capture or a
     /// promotion (the node's best move is likely tactical).
     pub lmr_ttcap: bool,
     /// After a reduced search beat alpha, re-search one ply deeper when it beat the best
     /// score by far, one shallower when barely.
     pub lmr_deeper: bool,
-    /// The network's evaluation shrinks toward a draw as the fifty-move counter grows
-    /// (`eval · (200 − halfmove clock) / 200`): a position that has gone 80 plies without a
-    /// capture or pawn move is less likely to be converted than the net's score says, and the
-    /// search should prefer progress. Off until games support it.
-    pub rule50_damp: bool,
-    /// The search constants SPSA may tune (defaults: the constants of `params.rs`).
-    pub aspiration_delta: i32,
-    pub rfp_margin: i32,
-    pub rfp_improving: i32,
-    pub nmp_base: i32,
-    pub nmp_depth_div: i32,
-    pub nmp_eval_div: i32,
-    pub razor_base: i32,
-    pub razor_per_depth: i32,
-    pub lmp_base: i32,
-    pub fp_base: i32,
-    pub fp_per_depth: i32,
-    pub see_quiet: i32,
-    pub see_noisy: i32,
-    pub lmr_base: i32,
-    pub lmr_divisor: i32,
-    pub lmr_history_div: i32,
-    pub probcut_margin: i32,
-    pub hp_margin: i32,
-    /// Capture history's divisor in capture ordering (16: MVV-LVA decides).
-    pub caphist_div: i32,
+    /// The search constants SPSA may tune (defaults: their rows in `params.rs`).
+    pub tune: Tunables,
     /// Risk knob: percent applied to every table allowance (100 = the schedule as written).
     pub risk: u32,
     pub tables: Arc<PruneTables>,
 }
 
-use super::params as P;
+use super::params::{TUNABLES, Tunables};
 
 impl Default for PruneConfig {
     fn default() -> Self {
@@ -451,36 +397,11 @@ impl Default for PruneConfig {
             qfutility: true,
             lmr: true,
             singular: true,
-            correction: false,
-            correction_all: false,
-            tm_effort: false,
-            probcut: false,
-            hist_prune: false,
-            draws: false,
             // On since 2026-12-04 (together: SPRT +17.3 Elo, H1 after 1,408 games,
             // docs/pruning/games/lmrplus.json).
             lmr_ttcap: true,
             lmr_deeper: true,
-            rule50_damp: false,
-            aspiration_delta: P::ASPIRATION_DELTA,
-            rfp_margin: P::RFP_MARGIN_PER_DEPTH,
-            rfp_improving: P::RFP_IMPROVING_BONUS,
-            nmp_base: P::NMP_BASE,
-            nmp_depth_div: P::NMP_DEPTH_DIVISOR,
-            nmp_eval_div: P::NMP_EVAL_DIVISOR,
-            razor_base: P::RAZOR_BASE,
-            razor_per_depth: P::RAZOR_PER_DEPTH,
-            lmp_base: P::LMP_BASE,
-            fp_base: P::FP_BASE,
-            fp_per_depth: P::FP_PER_DEPTH,
-            see_quiet: P::SEE_QUIET_MARGIN,
-            see_noisy: P::SEE_NOISY_MARGIN,
-            lmr_base: P::LMR_BASE_CENTI,
-            lmr_divisor: P::LMR_DIVISOR_CENTI,
-            lmr_history_div: P::LMR_HISTORY_DIVISOR,
-            probcut_margin: P::PROBCUT_MARGIN,
-            hp_margin: P::HP_MARGIN,
-            caphist_div: P::CAPHIST_DIV,
+            tune: Tunables::default(),
             risk: 100,
             tables: PruneTables::embedded(),
         }
@@ -489,7 +410,7 @@ impl Default for PruneConfig {
 
 /// A switch's values, as the UCI protocol types its option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SwitchKind {
+pub(crate) enum SwitchKind {
     /// `on` / `off` (UCI `check`; also `true`/`false`, `1`/`0`, `yes`/`no`).
     OnOff,
     /// An integer in `min..=max` (UCI `spin`).
@@ -500,7 +421,7 @@ pub enum SwitchKind {
 
 impl SwitchKind {
     /// The values as `--help` and error messages write them.
-    pub fn values(&self) -> String {
+    pub(crate) fn values(&self) -> String {
         match self {
             SwitchKind::OnOff => "on|off".into(),
             SwitchKind::Range { min, max } => format!("{min}..={max}"),
@@ -510,20 +431,82 @@ impl SwitchKind {
 }
 
 /// One pruning switch: its name, values and meaning, and how to read and write its field of
-/// [`PruneConfig`]. [`SWITCHES`] is the one declaration from which `set`, `describe`, the UCI
-/// `prune.*` option lines and `--set` are all derived.
-pub struct Switch {
+/// [`PruneConfig`]. [`SWITCHES`] and the tunable constants' rows ([`TUNABLES`]) are the two
+/// declarations from which `set`, `describe`, the UCI `prune.*` option lines and `--set`
+/// are all derived ([`knobs`]).
+pub(crate) struct Switch {
     pub name: &'static str,
     pub kind: SwitchKind,
     pub help: &'static str,
-    /// For a search constant SPSA may tune: its step at the end of a run (OpenBench's
-    /// `c_end`); `None` for the switches.
-    pub spsa_step: Option<i64>,
     /// The field's value as `describe` writes it (a name of `kind`, a number, or on/off).
     pub get: fn(&PruneConfig) -> String,
     /// Set the field from a value already checked against `kind` (a canonical name, a
     /// number in range, or `on`/`off`).
     put: fn(&mut PruneConfig, &str),
+}
+
+/// A laboratory knob of [`PruneConfig`]: a mechanism's switch or a tunable constant.
+#[derive(Clone, Copy)]
+pub(crate) enum Knob {
+    Switch(&'static Switch),
+    Tunable(&'static super::params::Tunable),
+}
+
+impl Knob {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Knob::Switch(s) => s.name,
+            Knob::Tunable(t) => t.name,
+        }
+    }
+    pub(crate) fn kind(self) -> SwitchKind {
+        match self {
+            Knob::Switch(s) => s.kind,
+            Knob::Tunable(t) => SwitchKind::Range {
+                min: t.min.into(),
+                max: t.max.into(),
+            },
+        }
+    }
+    /// The knob's value in `cfg`, as `describe` writes it.
+    pub(crate) fn get(self, cfg: &PruneConfig) -> String {
+        match self {
+            Knob::Switch(s) => (s.get)(cfg),
+            Knob::Tunable(t) => (t.get)(&cfg.tune).to_string(),
+        }
+    }
+    /// Set from a canonical value (checked against [`Knob::kind`]).
+    fn put(self, cfg: &mut PruneConfig, v: &str) {
+        match self {
+            Knob::Switch(s) => (s.put)(cfg, v),
+            Knob::Tunable(t) => (t.set)(&mut cfg.tune, v.parse().expect("checked range")),
+        }
+    }
+}
+
+/// The mechanisms' switches as the Markdown table of docs/chess/search.md (a test keeps the
+/// page equal to it; `actuary spsa-input --markdown` prints it after the tunables').
+pub fn switches_markdown() -> String {
+    let d = PruneConfig::default();
+    let mut s = String::from("| switch | values | default | what it does |\n|---|---|---|---|\n");
+    for sw in SWITCHES {
+        s += &format!(
+            "| `prune.{}` | {} | {} | {} |\n",
+            sw.name,
+            sw.kind.values(),
+            (sw.get)(&d),
+            sw.help
+        );
+    }
+    s
+}
+
+/// Every knob: the switches, then the tunable constants.
+pub(crate) fn knobs() -> impl Iterator<Item = Knob> {
+    SWITCHES
+        .iter()
+        .map(Knob::Switch)
+        .chain(TUNABLES.iter().map(Knob::Tunable))
 }
 
 /// A value a switch field can hold: its canonical name and the names that parse to it.
@@ -556,14 +539,13 @@ fn on_off_name(b: bool) -> String {
     if b { "on" } else { "off" }.into()
 }
 
-/// `switch!(name, field, Choice type | on_off | range(min, max), help)`.
+/// `switch!(name, field, choice Type | on_off | range(min, max), help)`.
 macro_rules! switch {
     ($name:literal, $field:ident, choice $t:ty, $help:literal) => {
         Switch {
             name: $name,
             kind: SwitchKind::Choice(<$t as SwitchValue>::NAMES),
             help: $help,
-            spsa_step: None,
             get: |c| c.$field.name().into(),
             put: |c, v| c.$field = <$t as SwitchValue>::from_name(v),
         }
@@ -573,15 +555,8 @@ macro_rules! switch {
             name: $name,
             kind: SwitchKind::OnOff,
             help: $help,
-            spsa_step: None,
             get: |c| on_off_name(c.$field),
             put: |c, v| c.$field = v == "on",
-        }
-    };
-    ($name:literal, $field:ident, tune($min:expr, $max:expr, $step:expr), $help:literal) => {
-        Switch {
-            spsa_step: Some($step),
-            ..switch!($name, $field, range($min, $max), $help)
         }
     };
     ($name:literal, $field:ident, range($min:expr, $max:expr), $help:literal) => {
@@ -592,7 +567,6 @@ macro_rules! switch {
                 max: $max as i64,
             },
             help: $help,
-            spsa_step: None,
             get: |c| c.$field.to_string(),
             put: |c, v| c.$field = v.parse().expect("checked against the range"),
         }
@@ -600,7 +574,7 @@ macro_rules! switch {
 }
 
 /// Every pruning switch, in the order `describe` writes them.
-pub const SWITCHES: &[Switch] = &[
+pub(crate) const SWITCHES: &[Switch] = &[
     switch!("gate", gate, choice Gate, "which quiet moves the shallow prunes may touch"),
     switch!("rfp", rfp, choice Source, "reverse futility pruning and its margin source"),
     switch!(
@@ -646,42 +620,6 @@ pub const SWITCHES: &[Switch] = &[
         "singular extensions (with multi-cut and a negative extension)"
     ),
     switch!(
-        "corr",
-        correction,
-        on_off,
-        "correction history: static evaluation corrected by pawn structure"
-    ),
-    switch!(
-        "corr-all",
-        correction_all,
-        on_off,
-        "correction history by pawns, each side's other pieces and the last two moves"
-    ),
-    switch!(
-        "tm",
-        tm_effort,
-        on_off,
-        "time management by the best move's node share and score drops"
-    ),
-    switch!(
-        "probcut",
-        probcut,
-        on_off,
-        "ProbCut: a capture beating beta + margin in a shallow search cuts the node"
-    ),
-    switch!(
-        "hp",
-        hist_prune,
-        on_off,
-        "history pruning: skip late quiet moves whose history is bad at low depth"
-    ),
-    switch!(
-        "draws",
-        draws,
-        on_off,
-        "draw handling: threefold before the root, repetition scores dithered ±1"
-    ),
-    switch!(
         "lmr-ttcap",
         lmr_ttcap,
         on_off,
@@ -693,146 +631,7 @@ pub const SWITCHES: &[Switch] = &[
         on_off,
         "late move reductions: the re-search after a fail high goes deeper or shallower by its margin"
     ),
-    switch!(
-        "rule50",
-        rule50_damp,
-        on_off,
-        "the network's evaluation shrinks toward a draw as the fifty-move counter grows"
-    ),
-    switch!(
-        "caphist-div",
-        caphist_div,
-        range(1, 64),
-        "capture history's divisor in capture ordering (16: MVV-LVA decides; 1: history can outweigh a victim class)"
-    ),
-    // The search constants SPSA tunes (`tune(min, max, step)`); defaults in `params.rs`.
-    switch!(
-        "aspiration-delta",
-        aspiration_delta,
-        tune(5, 100, 4),
-        "first aspiration half-window, cp"
-    ),
-    switch!(
-        "rfp-margin",
-        rfp_margin,
-        tune(30, 150, 8),
-        "reverse futility margin per ply of depth, cp"
-    ),
-    switch!(
-        "rfp-improving",
-        rfp_improving,
-        tune(0, 150, 8),
-        "reverse futility margin less when improving, cp"
-    ),
-    switch!(
-        "nmp-base",
-        nmp_base,
-        tune(1, 6, 1),
-        "null-move reduction: base plies"
-    ),
-    switch!(
-        "nmp-depth-div",
-        nmp_depth_div,
-        tune(2, 8, 1),
-        "null-move reduction: one ply per this much depth"
-    ),
-    switch!(
-        "nmp-eval-div",
-        nmp_eval_div,
-        tune(50, 500, 25),
-        "null-move reduction: one ply per this much eval over beta, cp"
-    ),
-    switch!(
-        "razor-base",
-        razor_base,
-        tune(0, 400, 20),
-        "razoring margin base, cp"
-    ),
-    switch!(
-        "razor-per-depth",
-        razor_per_depth,
-        tune(50, 400, 20),
-        "razoring margin per ply, cp"
-    ),
-    switch!(
-        "lmp-base",
-        lmp_base,
-        tune(0, 10, 1),
-        "late move pruning: quiets tried before it is base + depth²"
-    ),
-    switch!(
-        "fp-base",
-        fp_base,
-        tune(0, 250, 10),
-        "futility margin base, cp"
-    ),
-    switch!(
-        "fp-per-depth",
-        fp_per_depth,
-        tune(30, 250, 10),
-        "futility margin per ply of LMR depth, cp"
-    ),
-    switch!(
-        "see-quiet",
-        see_quiet,
-        tune(-200, 0, 8),
-        "SEE pruning threshold for quiets per LMR ply, cp"
-    ),
-    switch!(
-        "see-noisy",
-        see_noisy,
-        tune(-100, 0, 4),
-        "SEE pruning threshold for captures per ply², cp"
-    ),
-    switch!(
-        "lmr-base",
-        lmr_base,
-        tune(0, 200, 8),
-        "LMR base reduction, hundredths of a ply"
-    ),
-    switch!(
-        "lmr-divisor",
-        lmr_divisor,
-        tune(100, 500, 15),
-        "LMR divisor of ln(depth)·ln(move), hundredths"
-    ),
-    switch!(
-        "lmr-history-div",
-        lmr_history_div,
-        tune(1024, 32768, 1024),
-        "history score worth one ply of LMR"
-    ),
-    switch!(
-        "probcut-margin",
-        probcut_margin,
-        tune(50, 400, 15),
-        "ProbCut margin over beta, cp (switch probcut)"
-    ),
-    switch!(
-        "hp-margin",
-        hp_margin,
-        tune(256, 8192, 256),
-        "history pruning: threshold per ply of depth (switch hp)"
-    ),
 ];
-
-/// The tunable search constants as OpenBench's SPSA input lines, `name, int, value, min, max,
-/// c_end, r_end` (the UCI option is `prune.<name>`), with `cfg`'s values.
-pub fn spsa_lines(cfg: &PruneConfig) -> Vec<String> {
-    SWITCHES
-        .iter()
-        .filter_map(|s| {
-            let (SwitchKind::Range { min, max }, Some(step)) = (s.kind, s.spsa_step) else {
-                return None;
-            };
-            Some(format!(
-                "prune.{}, int, {}, {min}, {max}, {step}, 0.002",
-                s.name,
-                (s.get)(cfg)
-            ))
-        })
-        .collect()
-}
 
 /// Aliases accepted for a value (case-insensitive): the canonical name they stand for.
 fn canonical(kind: SwitchKind, v: &str) -> Result<String, String> {
@@ -872,21 +671,17 @@ fn canonical(kind: SwitchKind, v: &str) -> Result<String, String> {
 }
 
 impl PruneConfig {
-    /// Apply one `name=value` switch (names in [`SWITCHES`]; case-insensitive, `_` = `-`).
+    /// Apply one `name=value` switch (names of [`knobs`]; case-insensitive, `_` = `-`).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let key = name.trim().to_ascii_lowercase().replace('_', "-");
-        let Some(sw) = SWITCHES.iter().find(|s| s.name == key) else {
+        let Some(knob) = knobs().find(|k| k.name() == key) else {
             return Err(format!(
                 "unknown switch '{name}' (expected one of: {})",
-                SWITCHES
-                    .iter()
-                    .map(|s| s.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                knobs().map(Knob::name).collect::<Vec<_>>().join(", ")
             ));
         };
-        let v = canonical(sw.kind, value.trim()).map_err(|e| format!("{key}: {e}"))?;
-        (sw.put)(self, &v);
+        let v = canonical(knob.kind(), value.trim()).map_err(|e| format!("{key}: {e}"))?;
+        knob.put(self, &v);
         Ok(())
     }
 
@@ -903,31 +698,200 @@ impl PruneConfig {
 
     /// One line naming every switch's value (for reports and `info string`).
     pub fn describe(&self) -> String {
-        SWITCHES
-            .iter()
-            .map(|s| format!("{}={}", s.name, (s.get)(self)))
+        knobs()
+            .map(|k| format!("{}={}", k.name(), k.get(self)))
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
 
-    /// The LMP allowance (thousandths of a percent) at `depth` for a move with history
-    /// `hist`: the schedule × risk, halved for a move history likes and doubled for one it
-    /// has seen fail (the seed's "plus this move-identity's dynamic history").
-    #[inline]
-    pub fn lmp_allowance(&self, depth: i32, hist: i32) -> u32 {
-        let sched = if self.lmp_wide {
+impl PruneConfig {
+    /// Table LMP's allowance by depth − 1 (thousandths of a percent): the schedule (widened
+    /// with `lmp-wide`) × risk.
+    pub fn lmp_schedule(&self) -> [u32; 11] {
+        let schedule = if self.lmp_wide {
             &LMP_ALLOWANCE_WIDE
         } else {
             &LMP_ALLOWANCE
         };
-        let a = sched[(depth.max(1) as usize - 1).min(10)] * self.risk / 100;
-        if hist > 0 {
+        schedule.map(|a| a * self.risk / 100)
+    }
+}
+
+// ----- The rules of one search ------------------------------------------------------------
+
+/// The margin and allowance sources of one search, chosen once from a [`PruneConfig`] when
+/// the search starts ([`Rules::new`]): the node function asks each rule a question and never
+/// branches on which variant is configured. A mechanism that is off is a source that never
+/// fires (a margin no evaluation clears, a quiet count no node reaches).
+#[derive(Clone, Debug)]
+pub(crate) struct Rules {
+    /// RFP margin by depth − 1, improving and opponent-hung: the formula, the beta-side
+    /// table's where it has the samples, or the smaller of the two; [`RFP_NEVER`] when off.
+    pub rfp_margin: [[[i32; 2]; 2]; TABLE_DEPTHS],
+    /// Does the margin depend on "the opponent left something hanging" (a table source)?
+    pub rfp_reads_hung: bool,
+    pub rfp_max_depth: i32,
+    pub rfp_return: RfpReturn,
+    /// Formula LMP: quiets tried at depth (0..=`LMP_MAX_DEPTH`) and improving before the rest
+    /// are skipped; `usize::MAX` when the formula is not a source.
+    pub lmp_quiets: [[usize; 2]; super::params::LMP_MAX_DEPTH as usize + 1],
+    /// Table LMP: the allowance schedule × risk by depth − 1 (`None`: the table is not a
+    /// source).
+    pub lmp_allowance: Option<[u32; 11]>,
+    pub efp: Efp,
+    /// Does any rule read the alpha-side cell of a gated quiet move (table LMP, EFP tiers)?
+    pub reads_fh_cell: bool,
+}
+
+/// Futility pruning at the parent, as chosen for a search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Efp {
+    Off,
+    /// `eval + margin[lmr_depth] ≤ alpha` up to LMR depth `FP_MAX_DEPTH`.
+    Formula([i32; super::params::FP_MAX_DEPTH as usize + 1]),
+    /// The seed's two tiers on `eval + improvement − hung` (a knight at depth 1, a rook at
+    /// depth 2), vetoed where the alpha-side bound is at least `veto`.
+    Tiers {
+        veto: u32,
+    },
+}
+
+impl Rules {
+    pub(crate) fn new(cfg: &PruneConfig) -> Rules {
+        use super::params::{LMP_MAX_DEPTH, futility_margin, lmp_limit, rfp_margin_with};
+        let t = &cfg.tune;
+        let mut rfp_margin = [[[RFP_NEVER; 2]; 2]; TABLE_DEPTHS];
+        for (d, by_imp) in rfp_margin.iter_mut().enumerate() {
+            for (imp, by_hung) in by_imp.iter_mut().enumerate() {
+                for (hung, m) in by_hung.iter_mut().enumerate() {
+                    let formula =
+                        rfp_margin_with(t.rfp_margin, t.rfp_improving, d as i32 + 1, imp == 1);
+                    let table = cfg.tables.rfp_margin[d][imp][hung];
+                    *m = match cfg.rfp {
+                        Source::Off => RFP_NEVER,
+                        Source::Formula => formula,
+                        Source::Table => table.unwrap_or(formula),
+                        Source::Union => table.map_or(formula, |t| t.min(formula)),
+                    };
+                }
+            }
+        }
+        let formula_lmp = matches!(cfg.lmp, Source::Formula | Source::Union);
+        let mut lmp_quiets = [[usize::MAX; 2]; LMP_MAX_DEPTH as usize + 1];
+        if formula_lmp {
+            for (d, row) in lmp_quiets.iter_mut().enumerate() {
+                *row = [false, true].map(|imp| lmp_limit(t.lmp_base, d as i32, imp));
+            }
+        }
+        let table_lmp = matches!(cfg.lmp, Source::Table | Source::Union);
+        let efp = match cfg.efp {
+            EfpMode::Off => Efp::Off,
+            EfpMode::Formula => Efp::Formula(std::array::from_fn(|d| {
+                futility_margin(t.fp_base, t.fp_per_depth, d as i32)
+            })),
+            EfpMode::Tiers => Efp::Tiers {
+                veto: EFP_VETO * cfg.risk / 100,
+            },
+        };
+        Rules {
+            rfp_margin,
+            rfp_reads_hung: matches!(cfg.rfp, Source::Table | Source::Union),
+            rfp_max_depth: cfg.rfp_max_depth,
+            rfp_return: cfg.rfp_return,
+            lmp_quiets,
+            lmp_allowance: table_lmp.then(|| cfg.lmp_schedule()),
+            efp,
+            reads_fh_cell: table_lmp || cfg.efp == EfpMode::Tiers,
+        }
+    }
+
+    /// The RFP margin at `depth` (1..=`TABLE_DEPTHS`).
+    #[inline]
+    pub(crate) fn rfp_margin(&self, depth: i32, improving: bool, opp_hung: bool) -> i32 {
+        self.rfp_margin[depth_index(depth)][improving as usize][opp_hung as usize]
+    }
+
+    /// What RFP returns when it cuts with `margin`.
+    #[inline]
+    pub(crate) fn rfp_value(&self, eval: i32, beta: i32, margin: i32) -> i32 {
+        match self.rfp_return {
+            RfpReturn::Beta => beta,
+            RfpReturn::Blend => super::params::rfp_return(eval, beta),
+            RfpReturn::EvalMinusMargin => eval - margin,
+        }
+    }
+
+    /// Formula LMP: have enough quiets been tried at this depth to skip the rest?
+    #[inline]
+    pub(crate) fn lmp_formula_skips(
+        &self,
+        depth: i32,
+        improving: bool,
+        quiets_seen: usize,
+    ) -> bool {
+        depth <= super::params::LMP_MAX_DEPTH
+            && quiets_seen >= self.lmp_quiets[depth.max(0) as usize][improving as usize]
+    }
+
+    /// Table LMP: is this gated move's pessimistic fail-high bound `fh` under the allowance
+    /// at `depth` for a move with history `hist`? The schedule × risk, halved for a move
+    /// history likes and doubled for one it has seen fail (the seed's "plus this
+    /// move-identity's dynamic history").
+    #[inline]
+    pub(crate) fn lmp_table_prunes(&self, depth: i32, hist: i32, fh: u32) -> bool {
+        let Some(sched) = &self.lmp_allowance else {
+            return false;
+        };
+        let a = sched[(depth.max(1) as usize - 1).min(10)];
+        let a = if hist > 0 {
             a / 2
         } else if hist < -super::params::HISTORY_MAX / 2 {
             a * 2
         } else {
             a
+        };
+        fh < a
+    }
+
+    /// Futility pruning at the parent: how far below alpha the optimistic bound of the move
+    /// is (`None`: it may not be pruned). `hung` and `fh` are the move's alpha-side bucket
+    /// and bound (read only by the tiers).
+    #[inline]
+    pub(crate) fn efp_slack(&self, f: EfpInput) -> Option<i32> {
+        match self.efp {
+            Efp::Off => None,
+            Efp::Formula(margin) => {
+                let bound = f.eval + margin.get(f.lmr_depth as usize).copied()?;
+                (bound <= f.alpha).then_some(f.alpha - bound)
+            }
+            Efp::Tiers { veto } => {
+                let estimate = f.eval + f.improvement.unwrap_or(0) - HUNG_VALUE[f.hung];
+                let tier = usize::try_from(f.depth - 1).ok()?;
+                let bound = estimate + *EFP_TIER_MARGIN.get(tier)?;
+                (bound <= f.alpha && f.fh() < veto).then_some(f.alpha - bound)
+            }
         }
+    }
+}
+
+/// What [`Rules::efp_slack`] reads of a move.
+#[derive(Clone, Copy)]
+pub(crate) struct EfpInput<'a> {
+    pub depth: i32,
+    pub lmr_depth: i32,
+    pub eval: i32,
+    pub alpha: i32,
+    pub improvement: Option<i32>,
+    pub hung: usize,
+    pub cell: usize,
+    pub tables: &'a PruneTables,
+}
+
+impl EfpInput<'_> {
+    #[inline]
+    fn fh(&self) -> u32 {
+        self.tables.fh(self.cell)
     }
 }
 
@@ -941,7 +905,7 @@ pub const EMBEDDED_RFP: &str = include_str!("../../../../data/chess/rfp-table.tx
 pub const FH_MAGIC: &str = "actuary-fh-table v1";
 pub const RFP_MAGIC: &str = "actuary-rfp-table v1";
 /// Upper bound stored for a cell without samples: never prunes.
-pub const NO_DATA: u32 = u32::MAX;
+pub(crate) const NO_DATA: u32 = u32::MAX;
 /// The RFP margin of a row marked `never`: no eval clears it.
 pub const RFP_NEVER: i32 = 2 * super::params::MATE;
 
@@ -981,7 +945,7 @@ pub enum PruneTableError {
 
 impl PruneTables {
     /// The tables built into the engine (parsed once).
-    pub fn embedded() -> Arc<PruneTables> {
+    pub(crate) fn embedded() -> Arc<PruneTables> {
         static T: OnceLock<Arc<PruneTables>> = OnceLock::new();
         T.get_or_init(|| {
             Arc::new(
@@ -1166,13 +1130,14 @@ mod tests {
             "/../../docs/tune/spsa/values.txt"
         );
         let text = std::fs::read_to_string(path).expect("docs/tune/spsa/values.txt");
-        let ours: std::collections::HashMap<String, String> = spsa_lines(&PruneConfig::default())
-            .iter()
-            .map(|l| {
-                let f: Vec<&str> = l.split(", ").collect();
-                (f[0].to_string(), f[2].to_string())
-            })
-            .collect();
+        let ours: std::collections::HashMap<String, String> =
+            super::super::params::spsa_lines(&Tunables::default())
+                .iter()
+                .map(|l| {
+                    let f: Vec<&str> = l.split(", ").collect();
+                    (f[0].to_string(), f[2].to_string())
+                })
+                .collect();
         let mut n = 0;
         for line in text
             .lines()
@@ -1273,13 +1238,91 @@ mod tests {
     #[test]
     fn allowance_scales_with_risk_and_history() {
         let mut c = PruneConfig::default();
-        assert_eq!(c.lmp_allowance(1, 0), 200);
-        assert_eq!(c.lmp_allowance(3, 0), 150);
-        assert_eq!(c.lmp_allowance(11, 0), 0);
-        assert_eq!(c.lmp_allowance(1, 100), 100);
-        assert_eq!(c.lmp_allowance(1, -10_000), 400);
+        let prunes =
+            |c: &PruneConfig, depth, hist, fh| Rules::new(c).lmp_table_prunes(depth, hist, fh);
+        // The formula alone: the table never prunes.
+        assert!(!prunes(&c, 1, 0, 0));
+        c.lmp = Source::Table;
+        assert!(prunes(&c, 1, 0, 199) && !prunes(&c, 1, 0, 200));
+        assert!(prunes(&c, 3, 0, 149) && !prunes(&c, 3, 0, 150));
+        assert!(!prunes(&c, 11, 0, 0));
+        assert!(prunes(&c, 1, 100, 99) && !prunes(&c, 1, 100, 100));
+        assert!(prunes(&c, 1, -10_000, 399) && !prunes(&c, 1, -10_000, 400));
         c.risk = 50;
-        assert_eq!(c.lmp_allowance(1, 0), 100);
+        assert!(prunes(&c, 1, 0, 99) && !prunes(&c, 1, 0, 100));
+    }
+
+    /// Each source gives the margins of its rule, and a mechanism that is off never fires.
+    #[test]
+    fn rules_choose_each_source_once() {
+        let mut c = PruneConfig::default();
+        let r = Rules::new(&c);
+        // Formula RFP: 70 a ply, 62 less when improving (the tuned defaults).
+        assert_eq!(r.rfp_margin(3, false, true), 210);
+        assert_eq!(r.rfp_margin(3, true, false), 148);
+        assert!(!r.rfp_reads_hung);
+        // Formula LMP: 5 + depth², halved when not improving.
+        assert!(r.lmp_formula_skips(2, true, 9) && !r.lmp_formula_skips(2, true, 8));
+        assert!(r.lmp_formula_skips(2, false, 4) && !r.lmp_formula_skips(2, false, 3));
+        assert!(!r.lmp_formula_skips(9, false, 1000));
+        c.rfp = Source::Off;
+        c.lmp = Source::Off;
+        c.efp = EfpMode::Off;
+        let r = Rules::new(&c);
+        assert_eq!(r.rfp_margin(1, true, true), RFP_NEVER);
+        assert!(!r.lmp_formula_skips(1, false, 1000));
+        assert!(!r.reads_fh_cell);
+        // A table margin where the table has one, the formula elsewhere; union: the smaller.
+        let mut t = (*PruneTables::embedded()).clone();
+        t.rfp_margin[2][0][1] = Some(40);
+        t.rfp_margin[2][0][0] = Some(400);
+        t.rfp_margin[3][0][0] = None;
+        c.tables = Arc::new(t);
+        c.rfp = Source::Table;
+        let r = Rules::new(&c);
+        assert!(r.rfp_reads_hung);
+        assert_eq!(r.rfp_margin(3, false, true), 40);
+        assert_eq!(r.rfp_margin(3, false, false), 400);
+        assert_eq!(r.rfp_margin(4, false, false), 280);
+        c.rfp = Source::Union;
+        assert_eq!(Rules::new(&c).rfp_margin(3, false, false), 210);
+    }
+
+    #[test]
+    fn efp_sources_bound_the_move() {
+        let mut c = PruneConfig::default();
+        let tables = PruneTables::embedded();
+        let input = |lmr_depth, alpha| EfpInput {
+            depth: 1,
+            lmr_depth,
+            eval: 0,
+            alpha,
+            improvement: Some(30),
+            hung: 0,
+            cell: 0,
+            tables: &tables,
+        };
+        // Formula: 95 + 90 per LMR ply, up to LMR depth 7.
+        let r = Rules::new(&c);
+        assert_eq!(r.efp_slack(input(1, 200)), Some(15));
+        assert_eq!(r.efp_slack(input(1, 184)), None);
+        assert_eq!(r.efp_slack(input(8, 10_000)), None);
+        // Tiers: eval + improvement + a knight (depth 1), where the table does not veto.
+        c.efp = EfpMode::Tiers;
+        let r = Rules::new(&c);
+        let knight = EFP_TIER_MARGIN[0];
+        let cell_with_no_data = (0..FH_CELLS).find(|&i| tables.fh(i) == NO_DATA).unwrap();
+        let vetoed = EfpInput {
+            cell: cell_with_no_data,
+            ..input(0, 30 + knight + 5)
+        };
+        assert_eq!(r.efp_slack(vetoed), None, "a cell without data vetoes");
+        let cell_safe = (0..FH_CELLS).find(|&i| tables.fh(i) < EFP_VETO).unwrap();
+        let ok = EfpInput {
+            cell: cell_safe,
+            ..input(0, 30 + knight + 5)
+        };
+        assert_eq!(r.efp_slack(ok), Some(5));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use cozy_chess::{
 
 /// All pieces (both colours) attacking `sq` given occupancy `occ`.
 #[inline]
-pub fn attackers_to(board: &Board, sq: Square, occ: BitBoard) -> BitBoard {
+pub(crate) fn attackers_to(board: &Board, sq: Square, occ: BitBoard) -> BitBoard {
     let rooks = board.pieces(Piece::Rook) | board.pieces(Piece::Queen);
     let bishops = board.pieces(Piece::Bishop) | board.pieces(Piece::Queen);
     (get_pawn_attacks(sq, Color::White) & board.colored_pieces(Color::Black, Piece::Pawn))
@@ -22,7 +22,7 @@ pub fn attackers_to(board: &Board, sq: Square, occ: BitBoard) -> BitBoard {
 
 /// Value of what `mv` captures (plus promotion gain), the first term of the exchange.
 #[inline]
-pub fn move_gain(board: &Board, mv: Move) -> i32 {
+pub(crate) fn move_gain(board: &Board, mv: Move) -> i32 {
     let mut v = if is_en_passant(board, mv) {
         SEE_VALUE[0]
     } else if is_castle(board, mv) {

@@ -35,7 +35,7 @@ pub struct SearchResult {
 
 impl SearchResult {
     /// Effective branching factor of the last two completed iterations.
-    pub fn ebf(&self) -> Option<f64> {
+    pub(crate) fn ebf(&self) -> Option<f64> {
         let n = self.iteration_nodes.len();
         if n < 2 {
             return None;
@@ -185,11 +185,7 @@ fn iterate<P: Probe>(
     w.reset_for_search(&pos.history, &pos.board);
     w.lazy = opts.lazy.clone();
     w.net_lazy = opts.net_lazy.clone();
-    w.cfg = opts.prune.clone();
-    if w.cfg.correction_all {
-        w.hist.prepare_correction_all();
-    }
-    w.sync_lmr_table();
+    w.prepare(opts.prune.clone());
     let board = &pos.board;
     let mut result = SearchResult::default();
     let mut root_moves = legal_moves(board);
@@ -215,7 +211,6 @@ fn iterate<P: Probe>(
     let mut lines: Vec<RootLine> = vec![RootLine::default(); multipv];
     let mut stable = 0;
     let mut prev_best = NULL_MOVE;
-    let mut prev_score: Option<i32> = None;
 
     for depth in 1..=max_depth {
         w.root_depth = depth;
@@ -223,7 +218,7 @@ fn iterate<P: Probe>(
         w.root_excluded.clear();
         w.root_excluded.extend_from_slice(&outside);
         for line in lines.iter_mut().take(multipv) {
-            let mut delta = w.cfg.aspiration_delta;
+            let mut delta = w.cfg.tune.aspiration_delta;
             let (mut alpha, mut beta) = if depth >= ASPIRATION_MIN_DEPTH {
                 (
                     (line.score - delta).max(-INFINITE),
@@ -303,33 +298,12 @@ fn iterate<P: Probe>(
             stable = 0;
         }
         prev_best = best;
-        let mut scale = match stable {
+        let scale = match stable {
             0 => 1.5,
             1 => 1.1,
             2..=3 => 0.9,
             _ => 0.6,
         };
-        if w.cfg.tm_effort {
-            // A best move that took most of the iteration's nodes is one the search is sure
-            // of: stop sooner; one that took few, later (`1.5 − share`, scaled so that a
-            // half share leaves the limit as it was). A score that fell since the last
-            // iteration asks for more time, one that rose for less (±50 % at ±100 cp).
-            let total: u64 = w.root_nodes.iter().map(|&(_, n)| n).sum();
-            let on_best = w
-                .root_nodes
-                .iter()
-                .find(|&&(m, _)| m == best)
-                .map_or(0, |&(_, n)| n);
-            if total > 0 {
-                scale *= 1.5 - on_best as f64 / total as f64;
-            }
-            if let Some(prev) = prev_score {
-                let drop = f64::from((prev - lines[0].score).clamp(-100, 100));
-                scale *= 1.0 + drop / 200.0;
-            }
-        }
-        prev_score = Some(lines[0].score);
-        w.root_nodes.clear();
         if ctx.time.is_timed()
             && (root_moves.len() == 1 && depth >= 6 || ctx.time.soft_exceeded(scale))
         {
@@ -353,7 +327,7 @@ fn iterate<P: Probe>(
 
 /// UCI strings of a PV (castling king-takes-rook when `chess960`), stopping at the first
 /// move that is not legal (defensive).
-pub fn pv_to_uci(board: &crate::board::Board, pv: &[Move], chess960: bool) -> Vec<String> {
+pub(crate) fn pv_to_uci(board: &crate::board::Board, pv: &[Move], chess960: bool) -> Vec<String> {
     let mut b = board.clone();
     let mut out = Vec::with_capacity(pv.len());
     for &m in pv {

@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Set by the UCI loop on `ponderhit`: the moment a `go ponder` search's clock starts.
-pub type PonderHit = Arc<OnceLock<Instant>>;
+pub(crate) type PonderHit = Arc<OnceLock<Instant>>;
 
 /// What `go` asked for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -36,7 +36,7 @@ pub struct Limits {
 }
 
 #[derive(Clone, Debug)]
-pub struct TimeManager {
+pub(crate) struct TimeManager {
     start: Instant,
     soft: Option<Duration>,
     hard: Option<Duration>,
@@ -45,7 +45,7 @@ pub struct TimeManager {
 }
 
 impl TimeManager {
-    pub fn new(limits: &Limits, white_to_move: bool, overhead_ms: u64) -> Self {
+    pub(crate) fn new(limits: &Limits, white_to_move: bool, overhead_ms: u64) -> Self {
         let start = Instant::now();
         if limits.infinite {
             return Self {
@@ -87,7 +87,7 @@ impl TimeManager {
     }
 
     /// The same limits, but counted from `ponderhit` (none apply before it).
-    pub fn pondering(mut self, hit: Option<PonderHit>) -> Self {
+    pub(crate) fn pondering(mut self, hit: Option<PonderHit>) -> Self {
         self.ponder = hit;
         self
     }
@@ -102,33 +102,29 @@ impl TimeManager {
     }
 
     /// Still waiting for `ponderhit`: the answer must wait too.
-    pub fn is_pondering(&self) -> bool {
+    pub(crate) fn is_pondering(&self) -> bool {
         self.ponder.as_ref().is_some_and(|hit| hit.get().is_none())
     }
 
-    pub fn elapsed(&self) -> Duration {
-        self.start.elapsed()
-    }
-
-    pub fn elapsed_ms(&self) -> u64 {
+    pub(crate) fn elapsed_ms(&self) -> u64 {
         self.start.elapsed().as_millis() as u64
     }
 
     #[inline]
-    pub fn hard_exceeded(&self) -> bool {
+    pub(crate) fn hard_exceeded(&self) -> bool {
         self.hard
             .is_some_and(|h| self.clock_start().is_some_and(|t| t.elapsed() >= h))
     }
 
     /// Should we stop between iterations? `scale` < 1 when the best move is stable.
-    pub fn soft_exceeded(&self, scale: f64) -> bool {
+    pub(crate) fn soft_exceeded(&self, scale: f64) -> bool {
         self.soft.is_some_and(|s| {
             self.clock_start()
                 .is_some_and(|t| t.elapsed().as_secs_f64() >= s.as_secs_f64() * scale)
         })
     }
 
-    pub fn is_timed(&self) -> bool {
+    pub(crate) fn is_timed(&self) -> bool {
         self.hard.is_some() && self.clock_start().is_some()
     }
 }

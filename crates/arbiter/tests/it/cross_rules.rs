@@ -8,6 +8,8 @@ use arbiter::rules;
 use chess::board as engine;
 use cozy_chess::{Board, Color, Move, Piece};
 
+use crate::common::book;
+
 /// splitmix64: a seeded, reproducible stream.
 struct Rng(u64);
 
@@ -24,11 +26,9 @@ impl Rng {
     }
 }
 
-fn book() -> Vec<Board> {
-    let path = format!(
-        "{}/../../data/chess/books/2moves_v1.epd",
-        env!("CARGO_MANIFEST_DIR")
-    );
+/// The positions of the opening book.
+fn book_positions() -> Vec<Board> {
+    let path = book();
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     text.lines()
         .filter(|l| !l.trim().is_empty())
@@ -78,7 +78,7 @@ fn agree(b: &Board) -> bool {
 
 #[test]
 fn random_playouts_agree() {
-    let openings = book();
+    let openings = book_positions();
     let mut rng = Rng(12);
     let (mut positions, mut dead, mut castles, mut promotions) = (0, 0, 0, 0);
     for _ in 0..120 {

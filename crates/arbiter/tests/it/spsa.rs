@@ -6,16 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn arbiter() -> &'static str {
-    env!("CARGO_BIN_EXE_arbiter")
-}
-
-fn book() -> String {
-    format!(
-        "{}/../../data/chess/books/2moves_v1.epd",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
+use crate::common::{arbiter, book, fake, refused};
 
 /// `arbiter spsa` on the fake engine (target 60, width 100) with `extra` arguments.
 fn spsa(dir: &Path, params: &str, pairs: u32, extra: &[&str]) -> Output {
@@ -24,7 +15,7 @@ fn spsa(dir: &Path, params: &str, pairs: u32, extra: &[&str]) -> Output {
     let mut args: Vec<String> = [
         "spsa",
         "--engine",
-        &format!("cmd={}", env!("CARGO_BIN_EXE_arbiter-fake-engine")),
+        &format!("cmd={}", fake()),
         "arg=tune",
         "arg=60",
         "arg=100",
@@ -131,13 +122,7 @@ fn a_resumed_run_ends_where_an_uninterrupted_one_does() {
     std::fs::write(&t, text).unwrap();
     // Without --resume the state is not overwritten.
     let o = spsa(parts.path(), params, 40, &a);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("exists: give --resume"),
-        "{}",
-        stderr(&o)
-    );
-    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    refused(o.status, &stderr(&o), "exists: give --resume");
     let o = spsa(parts.path(), params, 40, &[&a[..], &["--resume"]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     for f in ["s.json", "t.jsonl"] {
@@ -149,8 +134,7 @@ fn a_resumed_run_ends_where_an_uninterrupted_one_does() {
     }
     // Another schedule length is another run.
     let o = spsa(parts.path(), params, 41, &[&a[..], &["--resume"]].concat());
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("another schedule"), "{}", stderr(&o));
+    refused(o.status, &stderr(&o), "another schedule");
 }
 
 #[test]
@@ -165,13 +149,7 @@ fn refuses_bad_params_with_one_line() {
         ("# only a comment\n", "no parameter"),
     ] {
         let o = spsa(dir.path(), params, 10, &["--state", "s.json"]);
-        assert_eq!(o.status.code(), Some(2), "{params}");
-        let e = stderr(&o);
-        assert!(
-            e.starts_with("error: ") && e.contains(says),
-            "{params}: {e}"
-        );
-        assert_eq!(e.lines().count(), 1, "{e}");
+        refused(o.status, &stderr(&o), says);
         assert!(!dir.path().join("s.json").exists());
     }
     let o = spsa(
@@ -180,8 +158,7 @@ fn refuses_bad_params_with_one_line() {
         10,
         &["--state", "params.txt"],
     );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("different files"), "{}", stderr(&o));
+    refused(o.status, &stderr(&o), "different files");
 }
 
 /// Faulted games are counted by kind and kept as PGN; a state from before kinds were kept

@@ -2,18 +2,13 @@
 
 use drop7::board::Board;
 use drop7::fair_leaf::{TERM_NAMES, WEIGHTS, board_part, combine, fair_terms, finish};
-use serde_json::Value;
+
+use crate::common::read_lines;
 
 #[test]
 fn leaf_vectors_bit_exact() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../data/drop7/vectors/leaf.jsonl"
-    );
-    let text = std::fs::read_to_string(path).expect("leaf.jsonl");
     let mut n = 0;
-    for line in text.lines().filter(|l| !l.is_empty()) {
-        let v: Value = serde_json::from_str(line).unwrap();
+    for v in read_lines("leaf.jsonl") {
         let name = v["name"].as_str().unwrap();
         let board = Board::parse(v["board"].as_str().unwrap()).unwrap();
         let terms = fair_terms(

@@ -2,13 +2,12 @@
 //! real binary: residual histograms, percentiles, tables, margin safety, exit rate, the
 //! `--target-exceeded` iteration, and the generated table file read back by the engine
 //! (`bench --tables`, UCI `LazyTables`). Bad inputs give one error line naming file and line.
-#![cfg(feature = "lab")]
+//! Built only with the feature `lab` (see `main.rs`).
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
-const ACTUARY: &str = env!("CARGO_BIN_EXE_actuary");
+use crate::common::{fails, ok, uci_engine};
 
 /// Positions from several material buckets (quiet, not in check).
 const POOL: &str = "\
@@ -20,34 +19,6 @@ r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8 ; mb 7;
 8/5pk1/6p1/8/8/6P1/5PK1/8 w - - 0 50 ; mb 0;
 r4rk1/1pp2ppp/p1n5/4p3/2B1P1b1/2N2N2/PPP2PPP/R4RK1 b - - 0 11 ; mb 6;
 ";
-
-fn run(args: &[&str]) -> Output {
-    Command::new(ACTUARY)
-        .args(args)
-        .output()
-        .expect("run actuary")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "actuary {args:?} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-/// The command fails with exit code 2 and one error line containing `want`.
-fn fails(args: &[&str], want: &str) {
-    let out = run(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    let first = stderr.lines().next().unwrap_or_default();
-    assert!(first.contains(want), "{args:?}: `{first}` lacks `{want}`");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-}
 
 /// Nearest-rank percentile of one histogram section of residual.txt, read from the raw bin
 /// lines directly (independent of `evidence::Histogram::percentile`).
@@ -248,11 +219,7 @@ fn calibrate_tables_verify_loop() {
     assert!(bench.lines().last().unwrap().starts_with("Bench: "));
     let broken = d.join("broken.txt");
     std::fs::write(&broken, t.replacen("\nqs_base ", "\nqs_bose ", 1)).unwrap();
-    let mut uci = Command::new(ACTUARY)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut uci = uci_engine();
     let mut stdin = uci.stdin.take().unwrap();
     writeln!(
         stdin,
@@ -339,11 +306,7 @@ fn bad_inputs_name_file_and_line() {
 
 /// One UCI session on `script` (then `quit` once `bestmove` is printed): everything it printed.
 fn uci_session(script: &str) -> String {
-    let mut uci = Command::new(ACTUARY)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut uci = uci_engine();
     let mut stdin = uci.stdin.take().unwrap();
     stdin.write_all(script.as_bytes()).unwrap();
     let mut seen = Vec::new();

@@ -5,13 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn arbiter() -> &'static str {
-    env!("CARGO_BIN_EXE_arbiter")
-}
-
-fn fake() -> &'static str {
-    env!("CARGO_BIN_EXE_arbiter-fake-engine")
-}
+use crate::common::{arbiter, book, fake, refused, stopped};
 
 /// A fresh directory, removed with its contents when the guard drops.
 fn tmp(name: &str) -> tempfile::TempDir {
@@ -19,13 +13,6 @@ fn tmp(name: &str) -> tempfile::TempDir {
         .prefix(&format!("arbiter-test-{name}-"))
         .tempdir()
         .unwrap()
-}
-
-fn book() -> String {
-    format!(
-        "{}/../../data/chess/books/2moves_v1.epd",
-        env!("CARGO_MANIFEST_DIR")
-    )
 }
 
 /// Run a match: the JSON report from stdout (which must hold nothing else) and the human
@@ -282,9 +269,8 @@ fn a_full_disk_stops_the_match_and_the_pgn_keeps_only_whole_games() {
     // A file-size limit of 25 kB (dash counts 512-byte blocks) plays the full disk: writes past it fail with EFBIG
     // (SIGXFSZ ignored, as the shell passes it on).
     let (status, stdout, stderr, _) = run_raw("trap '' XFSZ; ulimit -f 50", &args);
-    assert_eq!(status.code(), Some(1), "{stderr}");
+    let line = stopped(status, &stderr);
     assert!(stdout.is_empty(), "{stdout}");
-    let line = stderr.lines().find(|l| l.starts_with("error:")).unwrap();
     assert!(
         line.contains("cannot write the PGN") && line.contains("File too large"),
         "{stderr}"
@@ -391,10 +377,10 @@ fn an_engine_that_can_no_longer_be_started_stops_the_match_instead_of_losing() {
     args.extend(engine("b", copy.to_str().unwrap(), Some("vanish")));
     args.extend(s(&["--nodes", "10", "--games", "4", "--quiet"]));
     let (status, stdout, stderr, _) = run_raw("", &args);
-    assert_eq!(status.code(), Some(1), "{stderr}");
+    let line = stopped(status, &stderr);
     assert!(stdout.is_empty(), "{stdout}");
     assert!(
-        stderr.contains("error: the match stopped after 0 games: engine `b`: cannot start"),
+        line.starts_with("error: the match stopped after 0 games: engine `b`: cannot start"),
         "{stderr}"
     );
 }
@@ -417,8 +403,7 @@ fn a_report_that_cannot_be_written_after_the_match_goes_to_stdout() {
     args.extend(s(&["--nodes", "10", "--games", "2", "--quiet", "--report"]));
     args.push(report.display().to_string());
     let (status, stdout, stderr, _) = run_raw("", &args);
-    assert_eq!(status.code(), Some(1), "{stderr}");
-    let line = stderr.lines().find(|l| l.starts_with("error:")).unwrap();
+    let line = stopped(status, &stderr);
     assert!(
         line.contains(&format!("--report {}", report.display()))
             && line.ends_with("the report was written to standard output instead"),
@@ -541,11 +526,9 @@ fn a_resumed_match_counts_what_was_played_and_plays_only_the_rest() {
             a.extend(s(&extra));
         }
         let (status, _, err, _) = run_raw("true", &a);
-        assert_eq!(status.code(), Some(2), "{err}");
+        refused(status, &err, says);
         assert!(
-            err.starts_with("error: --resume ")
-                && err.contains("part.pgn line ")
-                && err.contains(says),
+            err.starts_with("error: --resume ") && err.contains("part.pgn line "),
             "{err}"
         );
     }
@@ -565,10 +548,10 @@ fn a_resumed_match_counts_what_was_played_and_plays_only_the_rest() {
     ]));
     swapped.push(part.display().to_string());
     let (status, _, err, _) = run_raw("true", &swapped);
-    assert_eq!(status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("`a` vs `b` is not an engine pair of this match"),
-        "{err}"
+    refused(
+        status,
+        &err,
+        "`a` vs `b` is not an engine pair of this match",
     );
     assert_eq!(
         rounds(&part),
@@ -616,9 +599,7 @@ fn score_finds_where_an_sprt_stopped() {
         (s(&["--score", p, "--tc", "1+0"]), "cannot be used with"),
     ] {
         let out = Command::new(arbiter()).args(&bad).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains(says), "{err}");
+        refused(out.status, &String::from_utf8_lossy(&out.stderr), says);
     }
 }
 
@@ -702,9 +683,6 @@ fn chess960_games_castle_king_takes_rook_and_python_chess_replays_them() {
         shredder.to_str().unwrap(),
     ]));
     let (status, _, err, _) = run_raw("true", &plain);
-    assert_eq!(status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("shredder.epd:1: ") && err.contains("add --chess960"),
-        "{err}"
-    );
+    refused(status, &err, "add --chess960");
+    assert!(err.contains("shredder.epd:1: "), "{err}");
 }

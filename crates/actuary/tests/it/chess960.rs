@@ -3,15 +3,12 @@
 //! standard. A position with no legal move (mate, stalemate) is answered `bestmove 0000`.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+
+use crate::common::uci_engine;
 
 /// Send `lines`, then read until the `bestmove` line after the last `go`; all output.
 fn session(lines: &[&str]) -> Vec<String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_actuary"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start actuary");
+    let mut child = uci_engine();
     let mut stdin = child.stdin.take().unwrap();
     for l in lines {
         writeln!(stdin, "{l}").unwrap();

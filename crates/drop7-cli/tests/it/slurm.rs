@@ -2,7 +2,7 @@
 //! munge, which `scripts/slurm-single-node.sh` installs and starts):
 //!
 //! ```sh
-//! cargo test --release -p drop7-cli --test slurm -- --ignored
+//! cargo test --release -p drop7-cli --test it slurm -- --ignored
 //! ```
 //!
 //! It brings up a single-node cluster, submits `drop7 screen --emit-slurm 4` as a job array and
@@ -12,6 +12,8 @@
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+use crate::common::DROP7;
 
 fn sh(cmd: &str, env: &[(&str, &str)]) -> String {
     let out = Command::new("bash")
@@ -56,7 +58,7 @@ fn slurm_job_array_matches_the_single_process_screen() {
     let env = [("SLURM_CONF", conf.as_str())];
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let exe = env!("CARGO_BIN_EXE_drop7");
+    let exe = DROP7;
     let arms = "center,fair-d2s7";
     let seeds = "0x7100:24";
     let ledger = d.join("leases.json");

@@ -5,17 +5,14 @@
 //! clock out.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::common::uci_engine;
 
 /// Play `plies` plies at `base_ms` + `inc_ms` from the start position; returns, per move,
 /// (time it took, time its side had before it).
 fn play(base_ms: u64, inc_ms: u64, plies: usize) -> Vec<(Duration, u64)> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_actuary"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start actuary");
+    let mut child = uci_engine();
     let mut stdin = child.stdin.take().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
     writeln!(stdin, "uci").unwrap();

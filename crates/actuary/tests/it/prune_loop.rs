@@ -1,15 +1,14 @@
 //! The pruning calibration loop of issue 14 through the real binary, on a tiny pool: collect
 //! both tables, read them back into the engine (library loader and UCI options), a surprise
 //! report for every mechanism, `validate` of two configurations, and one-line errors for bad
-//! input (unknown mechanism or switch, malformed pool line, foreign table file).
-#![cfg(feature = "lab")]
+//! input (unknown mechanism or switch, malformed pool line, foreign table file). Built only
+//! with the feature `lab` (see `main.rs`).
 
 use chess::search::prune::{PruneTables, fh_cell};
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
-const ACTUARY: &str = env!("CARGO_BIN_EXE_actuary");
+use crate::common::{fails, ok, uci_engine};
 
 const POOL: &str = "\
 # tiny pool
@@ -18,33 +17,6 @@ r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8
 4r1k1/pp3ppp/2n5/3p4/3P4/2N5/PP3PPP/4R1K1 w - - 0 22
 r4rk1/1pp2ppp/p1n5/4p3/2B1P1b1/2N2N2/PPP2PPP/R4RK1 b - - 0 11
 ";
-
-fn run(args: &[&str]) -> Output {
-    Command::new(ACTUARY)
-        .args(args)
-        .output()
-        .expect("run actuary")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "actuary {args:?} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-fn fails(args: &[&str], want: &str) {
-    let out = run(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    let first = stderr.lines().next().unwrap_or_default();
-    assert!(first.contains(want), "{args:?}: `{first}` lacks `{want}`");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -129,11 +101,7 @@ fn collect_read_back_surprise_validate() {
     }
 
     // ... and through UCI, with table-driven LMP and RFP searching.
-    let mut child = Command::new(ACTUARY)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = uci_engine();
     let mut stdin = child.stdin.take().unwrap();
     writeln!(
         stdin,

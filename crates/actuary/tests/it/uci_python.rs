@@ -4,6 +4,8 @@
 
 use std::process::Command;
 
+use crate::common::ACTUARY;
+
 #[test]
 fn python_chess_uci_session() {
     let probe = Command::new("python3")
@@ -20,7 +22,7 @@ fn python_chess_uci_session() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/uci_session.py");
     let out = Command::new("python3")
         .arg(script)
-        .arg(env!("CARGO_BIN_EXE_actuary"))
+        .arg(ACTUARY)
         .output()
         .expect("run uci_session.py");
     let stdout = String::from_utf8_lossy(&out.stdout);

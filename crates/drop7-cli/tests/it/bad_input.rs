@@ -112,7 +112,7 @@ fn every_bad_input_has_its_expected_outcome() {
         .unwrap();
     make_models(models.path());
     // DROP7_BIN: run the corpus against another build (say, one from before a fix).
-    let bin = std::env::var("DROP7_BIN").unwrap_or(env!("CARGO_BIN_EXE_drop7").into());
+    let bin = std::env::var("DROP7_BIN").unwrap_or(crate::common::DROP7.into());
     corpus::Runner {
         bin: bin.into(),
         vars: vec![("$MODELS".into(), models.path().display().to_string())],

@@ -2,26 +2,13 @@
 //! vectors in `data/drop7/vectors/`. A failure names the seed, the move and the first
 //! field that differs.
 
-use std::path::PathBuf;
-
 use drop7::board::Board;
 use drop7::game::{Game, TraceRandom, center_column};
 use drop7::rng::{Mulberry32, headless_disc, headless_disc_bits, mix32, reveal_seed};
 use drop7::trace::{step, traced_move};
 use serde_json::Value;
 
-fn vectors() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/drop7/vectors")
-}
-
-fn read_lines(name: &str) -> Vec<Value> {
-    let path = vectors().join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use crate::common::{read_lines, vectors};
 
 fn hex(v: &Value) -> u32 {
     drop7::rng::parse_seed(v.as_str().unwrap()).unwrap()

@@ -8,6 +8,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::common::ACTUARY;
+
 /// The numbers OpenBench would read from `output`: (bench nodes, nps).
 fn openbench_parse(output: &str) -> (Option<u64>, Option<u64>) {
     let (mut bench, mut nps) = (None, None);
@@ -70,7 +72,7 @@ fn the_parser_follows_openbench_on_known_formats() {
 
 #[test]
 fn actuary_bench_is_read_by_openbench() {
-    let exe = env!("CARGO_BIN_EXE_actuary");
+    let exe = ACTUARY;
     let t0 = Instant::now();
     let out = Command::new("sh")
         .args(["-c", &format!("'{exe}' bench 2>&1")])

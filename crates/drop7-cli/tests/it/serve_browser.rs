@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! apt-get install -y chromium chromium-driver
-//! cargo test --release -p drop7-cli --test serve_browser -- --ignored
+//! cargo test --release -p drop7-cli --test it serve_browser -- --ignored
 //! ```
 //!
 //! `CHROMEDRIVER` and `CHROMIUM` override the programs' paths.
@@ -23,6 +23,8 @@ use drop7::game::{Game, center_column};
 use drop7::search::{FairLeaf, SearchConfig, Searcher};
 use drop7::trace::traced_move;
 use serde_json::{Value, json};
+
+use crate::common::{DROP7, ok};
 
 struct Killed(Child);
 impl Drop for Killed {
@@ -231,18 +233,6 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn drop7(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_drop7"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 #[ignore = "needs chromium and chromium-driver (apt-get install -y chromium chromium-driver)"]
 fn browser_play_replay_screen_training() {
@@ -258,7 +248,7 @@ fn browser_play_replay_screen_training() {
     );
     let r = |p: &str| root.join(p).display().to_string();
     let ledger = tmp.path().join("leases.json").display().to_string();
-    drop7(&[
+    ok(&[
         "play",
         "--policy",
         "fair-d1s7",
@@ -268,7 +258,7 @@ fn browser_play_replay_screen_training() {
         &r("play-fair-d1s7.jsonl"),
         "--quiet",
     ]);
-    drop7(&[
+    ok(&[
         "screen",
         "--arms",
         "center,fair-d1s7",
@@ -281,7 +271,7 @@ fn browser_play_replay_screen_training() {
         "--quiet",
     ]);
 
-    let mut server = Command::new(env!("CARGO_BIN_EXE_drop7"))
+    let mut server = Command::new(DROP7)
         .args(["serve", "--port", "0", "--dir"])
         .arg(&root)
         .stdout(Stdio::piped())

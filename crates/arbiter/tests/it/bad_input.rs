@@ -1,13 +1,10 @@
 //! The bad-input corpus (`tests/data/bad-input.json`): hostile and careless command lines,
 //! each with its expected outcome, run by the shared runner (`corpus`: schema and rules).
 
+use crate::common::{arbiter, book, fake};
+
 #[test]
 fn every_bad_input_has_its_expected_outcome() {
-    let fake = env!("CARGO_BIN_EXE_arbiter-fake-engine").to_owned();
-    let book = format!(
-        "{}/../../data/chess/books/2moves_v1.epd",
-        env!("CARGO_MANIFEST_DIR")
-    );
     let engines = [
         "--engine",
         "name=a",
@@ -17,8 +14,8 @@ fn every_bad_input_has_its_expected_outcome() {
         "cmd=$FAKE",
     ];
     corpus::Runner {
-        bin: env!("CARGO_BIN_EXE_arbiter").into(),
-        vars: vec![("$FAKE".into(), fake), ("$BOOK".into(), book)],
+        bin: arbiter().into(),
+        vars: vec![("$FAKE".into(), fake().into()), ("$BOOK".into(), book())],
         expand: vec![("$ENGINES".into(), engines.map(String::from).to_vec())],
         // a few at a time: most are refusals in milliseconds, some wait on a timeout
         workers: 4,

@@ -5,7 +5,7 @@
 #[test]
 fn every_bad_input_has_its_expected_outcome() {
     // ACTUARY_BIN: run the corpus against another build (say, one from before a fix).
-    let bin = std::env::var("ACTUARY_BIN").unwrap_or(env!("CARGO_BIN_EXE_actuary").into());
+    let bin = std::env::var("ACTUARY_BIN").unwrap_or(crate::common::ACTUARY.into());
     corpus::Runner {
         bin: bin.into(),
         // two at a time: several cases pause on purpose (pondering, clocks), and the machine

@@ -1,27 +1,17 @@
 //! The fair search against `vectors/search.jsonl` (every line: decision, every Q bit for bit,
 //! table-free work, nodes) and `vectors/games.jsonl` (whole fair games; a subset here, all
-//! 128 with `cargo test --release -- --ignored`).
+//! 128 with `cargo test --release -p drop7 --test it search_vectors -- --ignored`).
 
 use drop7::board::Board;
 use drop7::game::{Game, PublicState};
 use drop7::search::{FairLeaf, SearchConfig, Searcher, TableKind, completion_bound};
 use serde_json::Value;
 
-fn lines(name: &str) -> Vec<Value> {
-    let path = format!(
-        "{}/../../data/drop7/vectors/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use crate::common::read_lines;
 
 #[test]
 fn search_vectors() {
-    let cases = lines("search.jsonl");
+    let cases = read_lines("search.jsonl");
     assert_eq!(cases.len(), 168);
     for v in &cases {
         let name = v["name"].as_str().unwrap();
@@ -151,7 +141,7 @@ fn check_game(v: &Value) {
 
 #[test]
 fn fair_games_subset() {
-    let games = lines("games.jsonl");
+    let games = read_lines("games.jsonl");
     assert_eq!(games.len(), 128);
     // Two games per configuration keep the suite short; the ignored test plays all 128.
     for v in games.iter().filter(|v| v["config"] == "d3s5").take(2) {
@@ -165,7 +155,7 @@ fn fair_games_subset() {
 #[test]
 #[ignore = "plays all 128 reference fair games (minutes); run with --ignored"]
 fn fair_games_all() {
-    for v in &lines("games.jsonl") {
+    for v in &read_lines("games.jsonl") {
         check_game(v);
     }
 }
