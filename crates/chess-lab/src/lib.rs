@@ -11,51 +11,46 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub mod calib;
 pub mod calibrate;
-pub mod collect;
-pub mod corpus;
-pub mod datagen;
-pub mod netlazy;
-pub mod nettrain;
-pub mod pool;
-pub mod probe;
-pub mod selfplay;
-pub mod tune;
+pub mod data;
+pub mod fit;
 pub mod validate;
-pub mod variance;
+
+use calibrate::{CalibrateArgs, tables::CollectArgs};
+use data::{corpus::CorpusArgs, datagen::DatagenArgs, pool::PoolArgs};
+use fit::{nettrain::TrainNetArgs, tune::TuneArgs};
 
 /// The laboratory's `actuary` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum LabCommand {
     /// Build calibration position pools from fixed-node self-play (stratified by material
     /// bucket, quiet, deduplicated; a calibration pool and a disjoint hold-out pool).
-    Pool(pool::PoolArgs),
+    Pool(PoolArgs),
     /// Lazy-evaluation calibration: residual histograms, percentiles, margin tables, margin
     /// safety (Wilson and position-clustered bootstrap) and exit rates.
-    Calibrate(calibrate::CalibrateArgs),
+    Calibrate(CalibrateArgs),
     /// Baseline vs candidate (a binary and/or UCI options) on several suites, side by side:
     /// solved, total nodes, median depth, EBF, time, nps and how often each prune fired.
     Validate(validate::ValidateArgs),
     /// Pruning tables: the alpha-side joint fail-high table (`collect fh`) and the beta-side
     /// RFP table with its margins (`collect rfp`), as generated data files the engine embeds.
-    Collect(collect::CollectArgs),
+    Collect(CollectArgs),
     /// Self-play training data: `--corpus DIR` writes every position of every game as
     /// compact binary records in checksummed chunks with a manifest (the corpus that grows in
     /// the repository); `--out FILE` writes quiet positions as `FEN | score | result` text.
     /// Resumable, deterministic per game id.
-    Datagen(datagen::DatagenArgs),
+    Datagen(DatagenArgs),
     /// Check and count a self-play corpus: every chunk's SHA-256 and records, every game
     /// replayed, the positions each loader filter keeps and the hold-out split by game id.
-    Corpus(corpus::CorpusArgs),
+    Corpus(CorpusArgs),
     /// Fit every evaluation weight to game outcomes (Adam on the evaluation's linear trace,
     /// K fitted first, a hold-out split, an optional penalty on the cheap tiers' residual
     /// variance); writes a parameter file the engine embeds at build time. Resumable.
-    Tune(tune::TuneArgs),
+    Tune(TuneArgs),
     /// Train the engine's network ((768 → H)×2 → 1, SCReLU) on the self-play corpus: AdamW,
     /// threads, a hold-out split by game, the quantised net and the run's state written after
     /// every epoch. Resumable.
-    TrainNet(nettrain::TrainNetArgs),
+    TrainNet(TrainNetArgs),
 }
 
 impl LabCommand {
@@ -66,7 +61,11 @@ impl LabCommand {
             LabCommand::Calibrate(a) => a.run(),
             LabCommand::Validate(a) => a.run(),
             LabCommand::Collect(a) => a.run(),
-            LabCommand::Datagen(a) => a.run(),
+            // The corpus mode (`--corpus DIR`) is self-play's; the text mode datagen's own.
+            LabCommand::Datagen(a) => match &a.corpus {
+                Some(dir) => data::selfplay::run(a, dir),
+                None => a.run(),
+            },
             LabCommand::Corpus(a) => a.run(),
             LabCommand::Tune(a) => a.run(),
             LabCommand::TrainNet(a) => a.run(),
@@ -90,21 +89,23 @@ pub enum LabError {
     #[error("--set: {0}")]
     Switch(String),
     #[error(transparent)]
-    Pool(#[from] pool::PoolError),
+    Pool(#[from] data::pool::PoolError),
     #[error(transparent)]
-    Datagen(#[from] datagen::DatagenError),
+    Datagen(#[from] data::datagen::DatagenError),
     #[error(transparent)]
-    Corpus(#[from] corpus::CorpusError),
+    Corpus(#[from] data::corpus::CorpusError),
     #[error(transparent)]
-    Tune(#[from] tune::TuneError),
+    Tune(#[from] fit::tune::TuneError),
     #[error(transparent)]
-    TrainNet(#[from] nettrain::TrainError),
+    TrainNet(#[from] fit::nettrain::TrainError),
     #[error(transparent)]
     Validate(#[from] validate::ValidateError),
     #[error(transparent)]
     Tables(#[from] chess::eval::lazy::TablesError),
     #[error(transparent)]
-    Calibrate(#[from] calibrate::CalibError),
+    Calibrate(#[from] calibrate::runner::CalibError),
     #[error(transparent)]
-    Collect(#[from] collect::CollectError),
+    Collect(#[from] calibrate::probe::CollectError),
+    #[error(transparent)]
+    NetResidual(#[from] calibrate::netlazy::NetResidualError),
 }

@@ -400,7 +400,7 @@ fn run_side(
     let (limit, go) = limit_text(a)?;
     let mut engine = Uci::start(side, a.hash, a.timeout)?;
     let total: usize = suites.iter().map(|s| s.1.len()).sum();
-    let bar = super::pool::progress(total as u64, "positions");
+    let bar = crate::data::pool::progress(total as u64, "positions");
     bar.set_prefix(label.to_string());
     let mut out = Vec::new();
     for (path, items) in suites {

@@ -233,7 +233,7 @@ pub struct Settings {
     pub seed: u64,
     /// When games were adjudicated (its fields appear at this level in the JSON).
     #[serde(flatten)]
-    pub adjudication: crate::pool::Adjudication,
+    pub adjudication: crate::data::pool::Adjudication,
     pub hash_mb: u64,
     /// `actuary bench` node count of the engine that played (its signature).
     pub bench: u64,
@@ -926,7 +926,7 @@ mod tests {
             random_plies: 0,
             opening_max_score: 400,
             seed: 1,
-            adjudication: crate::pool::Adjudication {
+            adjudication: crate::data::pool::Adjudication {
                 win_score: 1000,
                 win_plies: 6,
                 draw_score: 10,

@@ -22,7 +22,7 @@
 //! only the order of the games does. Duplicates across games are left in the file and
 //! dropped by `actuary tune` when it loads the data.
 
-use crate::pool::{
+use crate::data::pool::{
     Adjudication, PoolError, SplitMix, is_quiet, progress, read_positions, self_play,
 };
 use chess::board::{Position, legal_moves, to_fen};
@@ -166,10 +166,8 @@ impl DatagenArgs {
             .expect("clap requires --out without --corpus")
     }
 
+    /// The text mode (`--out FILE`); the corpus mode is [`crate::data::selfplay::run`].
     pub fn run(&self) -> Result<ExitCode, crate::LabError> {
-        if let Some(dir) = &self.corpus {
-            return crate::selfplay::run(self, dir);
-        }
         let t0 = Instant::now();
         let (games, positions) = generate(self)?;
         let secs = t0.elapsed().as_secs_f64();

@@ -9,12 +9,12 @@
 //! learning-rate decay; every weight clipped to ±[`WEIGHT_CLIP`] (what makes the `i16`
 //! accumulators safe, see `chess::nnue`).
 //!
-//! The hold-out split is by game ([`crate::corpus::is_holdout`]), so no position of a held-out
+//! The hold-out split is by game ([`crate::data::corpus::is_holdout`]), so no position of a held-out
 //! game is trained on. After every epoch the quantised net (`--out`) and the run's state
 //! (`OUT.train-state`: float weights, Adam moments, epoch) are written atomically; `--resume`
 //! continues from the state and ends where an uninterrupted run would.
 
-use crate::corpus::{Filter, Loader, is_holdout};
+use crate::data::corpus::{Filter, Loader, is_holdout};
 use chess::board::{Board, Color, Piece};
 use chess::board::{GOLDEN_GAMMA, mix64};
 use chess::nnue::{INPUTS, Network, QA, QB, SCALE, WEIGHT_CLIP, feature, flip};
@@ -101,13 +101,13 @@ pub struct TrainNetArgs {
 }
 
 // The flag parsers are the tuner's (one rule for both commands).
-use crate::tune::{holdout_percent, non_negative, positive, unit_interval};
+use crate::fit::tune::{holdout_percent, non_negative, positive, unit_interval};
 
 /// Why training could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
     #[error(transparent)]
-    Corpus(#[from] crate::corpus::CorpusError),
+    Corpus(#[from] crate::data::corpus::CorpusError),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -644,7 +644,7 @@ pub fn load(
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for dir in dirs {
         let first_game = match from_chunk {
-            Some(c) => crate::corpus::first_game_of_chunk(dir, c)?,
+            Some(c) => crate::data::corpus::first_game_of_chunk(dir, c)?,
             None => 0,
         };
         loader.for_each(dir, |s, _| {
@@ -760,7 +760,7 @@ impl TrainNetArgs {
             }
             Trainer::new(s.hidden, s.buckets, s.seed)
         };
-        let bar = crate::pool::progress(train.len() as u64, "positions");
+        let bar = crate::data::pool::progress(train.len() as u64, "positions");
         // The net file holds the best epoch by hold-out loss (a small corpus overfits); the
         // state holds the last, to continue from.
 
@@ -800,7 +800,7 @@ impl TrainNetArgs {
         eprintln!(
             "train-net: {} bytes, sha256 {}",
             net.to_bytes().len(),
-            crate::corpus::sha256_file(&self.out)?
+            crate::data::corpus::sha256_file(&self.out)?
         );
         Ok(ExitCode::SUCCESS)
     }
@@ -937,14 +937,14 @@ mod tests {
     /// as without it (so the losses of the two runs compare).
     #[test]
     fn from_chunk_drops_earlier_training_games_and_keeps_the_hold_out() {
-        use crate::corpus::CorpusWriter;
+        use crate::data::corpus::CorpusWriter;
         let d = tempfile::tempdir().unwrap();
-        let mut a = crate::datagen::test_args(1);
+        let mut a = crate::data::datagen::test_args(1);
         a.games = Some(4);
-        let cs = crate::selfplay::settings(&a, 1);
+        let cs = crate::data::selfplay::settings(&a, 1);
         for _ in 0..2 {
             let mut w = CorpusWriter::open(d.path(), cs.clone(), "t").unwrap();
-            crate::selfplay::generate(&a, &cs, &mut w).unwrap();
+            crate::data::selfplay::generate(&a, &cs, &mut w).unwrap();
             w.close_part().unwrap();
         }
         let dirs = [d.path().to_owned()];

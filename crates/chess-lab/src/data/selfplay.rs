@@ -1,5 +1,5 @@
 //! `actuary datagen --corpus DIR`: fixed-node self-play into the binary corpus
-//! ([`crate::corpus`]), every position of every game kept.
+//! ([`crate::data::corpus`]), every position of every game kept.
 //!
 //! Game `id` is a function of (id, settings): its opening (a book line chosen by a seeded
 //! shuffle, or the start position, then `random_plies` seeded random moves, drawn again while
@@ -12,9 +12,11 @@
 //! `win_plies` plies), by draw adjudication (|score| ≤ `draw_score` for `draw_plies` plies
 //! from ply `draw_after` on) or at the ply cap.
 
-use crate::corpus::{CorpusError, CorpusWriter, EndReason, Game, Ply, Settings};
-use crate::datagen::{DatagenArgs, random_plies};
-use crate::pool::{Adjudication, MAX_GAME_PLIES, SplitMix, progress, read_positions, self_play};
+use crate::data::corpus::{CorpusError, CorpusWriter, EndReason, Game, Ply, Settings};
+use crate::data::datagen::{DatagenArgs, random_plies};
+use crate::data::pool::{
+    Adjudication, MAX_GAME_PLIES, SplitMix, progress, read_positions, self_play,
+};
 use chess::board::{Board, Position, to_fen};
 use chess::search::Worker;
 use chess::search::smp::{SearchOptions, search};
@@ -305,14 +307,14 @@ pub fn play(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::{Filter, Loader, read_chunk, read_manifest};
+    use crate::data::corpus::{Filter, Loader, read_chunk, read_manifest};
 
     #[test]
     fn corpus_games_are_deterministic_by_id_whatever_the_threads() {
         let d = tempfile::tempdir().unwrap();
         let one = d.path().join("one");
         let two = d.path().join("two");
-        let mut a = crate::datagen::test_args(1);
+        let mut a = crate::data::datagen::test_args(1);
         a.games = Some(6);
         let s = settings(&a, 1);
         let mut w = CorpusWriter::open(&one, s.clone(), "t").unwrap();

@@ -13,91 +13,16 @@
 //! depend on `--threads`. `residual` searches with lazy exits off (all nodes, unbiased)
 //! unless `--lazy-eval`; `marginsafety` and `exitrate` search with them on.
 
-use super::pool::{PoolPosition, PoolSearch, read_pool, search_pool};
-use crate::calib::{
-    Count, Kind, PositionRecord, Recorder, ResidualFile, ResultsError, Totals, positions_text,
-};
+use super::runner::*;
+use crate::calibrate::record::{Count, Kind, PositionRecord, ResidualFile, positions_text};
+use crate::data::pool::read_pool;
 use chess::eval::LazyMargins;
-use chess::eval::lazy::TablesError;
-use chess::search::Worker;
 use chess::search::params::QS_FUTILITY_MARGIN;
-use chess::search::smp::SearchOptions;
 use evidence::Wilson;
 use evidence::clustered::{ClusterBootstrapConfig, ClusterEntry, ClusteredRate, clustered_rates};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
-
-/// The most bootstrap resamples `calibrate` and `calibrate surprise` take: far past where
-/// an interval stops moving, and bounded so that memory (8 bytes per resample per bucket)
-/// cannot exhaust the machine.
-pub const MAX_RESAMPLES: usize = 100_000;
-/// `actuary calibrate <residual|percentiles|tables|marginsafety|exitrate>`.
-#[derive(Debug, clap::Args)]
-pub struct CalibrateArgs {
-    #[command(subcommand)]
-    pub cmd: CalibrateCmd,
-}
-
-#[derive(Debug, clap::Subcommand)]
-pub enum CalibrateCmd {
-    /// Search a pool and histogram what each cheap tier missed at every evaluation (per side
-    /// and bucket); writes every raw bin to DIR/residual.txt and per-position tallies to
-    /// DIR/positions.txt.
-    Residual(ResidualArgs),
-    /// Any percentile of a saved residual file, per histogram and bucket, without re-running.
-    Percentiles(PercentilesArgs),
-    /// Write the margin tables (a matched percentile pair per bucket, p50 positional tables,
-    /// quiescence base margins) as the data file the engine embeds.
-    Tables(TablesArgs),
-    /// How often a lazy exit was wrong (the full evaluation on the other side of the bound):
-    /// per material bucket and tier, with Wilson and position-clustered bootstrap intervals,
-    /// and per per-side bucket pair.
-    Marginsafety(SafetyArgs),
-    /// % super-lazy / lazy / full exits per material bucket, and the headroom view.
-    Exitrate(ExitRateArgs),
-    /// Pruning "search anyway": the chosen mechanism prunes nothing; where it would have, the
-    /// search goes on and records whether the prune would have been wrong. Surprise rates per
-    /// depth and slack with Wilson and position-clustered bootstrap intervals.
-    Surprise(super::collect::SurpriseArgs),
-    /// The eval-variance study: tier disagreement and sibling-eval spread per material
-    /// bucket, set against the surprise rates of saved `surprise` reports (Markdown, JSON, SVG).
-    Variance(super::variance::VarianceArgs),
-    /// The network's lazy-exit margins: search a pool with the net and histogram what the
-    /// material + PSQT score missed at every windowed evaluation, per army bucket pair; write
-    /// the percentile table the engine embeds (`--out`), or measure a table's wrong-exit
-    /// rate on a pool (`--check`).
-    NetResidual(super::netlazy::NetResidualArgs),
-}
-
-/// The pool and the searches (shared by the commands that search).
-#[derive(Debug, Clone, clap::Args)]
-pub struct RunOpts {
-    /// Pool of positions (EPD/FEN per line; `#` comments and blank lines skipped).
-    #[arg(long, value_name = "FILE")]
-    pub pool: PathBuf,
-    /// Fixed search depth for every position.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(i32).range(1..=64))]
-    pub depth: i32,
-    /// Positions searched at once (one search thread each; results do not depend on it).
-    #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
-    pub threads: u64,
-    /// Use only the first N positions of the pool (pools are written stratified round-robin,
-    /// so a prefix stays stratified).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub limit: Option<u64>,
-    /// Transposition table per thread in MB (cleared before every position).
-    #[arg(long, value_name = "MB", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=4096))]
-    pub hash: u64,
-    /// Margin tables for the lazy exits [default: the tables built into the engine].
-    #[arg(long, value_name = "FILE")]
-    pub tables: Option<PathBuf>,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
-}
 
 /// `actuary calibrate residual`.
 #[derive(Debug, clap::Args)]
@@ -199,185 +124,12 @@ pub struct ExitRateArgs {
     pub low_exceeded: f64,
 }
 
-/// A percentile 0–100.
-pub fn parse_percentile(s: &str) -> Result<f64, String> {
-    let p: f64 = s
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
-    if (0.0..=100.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(format!("percentile {p} is outside 0–100"))
-    }
-}
-
-/// `LO,HI` with LO + HI = 100 and LO < 50.
-pub fn parse_pair(s: &str) -> Result<(f64, f64), String> {
-    let (a, b) = s
-        .split_once(',')
-        .ok_or_else(|| format!("`{s}` is not LO,HI (e.g. 2,98)"))?;
-    let (lo, hi) = (parse_percentile(a)?, parse_percentile(b)?);
-    if (lo + hi - 100.0).abs() > 1e-9 || lo >= 50.0 {
-        return Err(format!(
-            "pair {lo},{hi} is not a matched symmetric pair (LO + HI = 100, LO < 50)"
-        ));
-    }
-    Ok((lo, hi))
-}
-
-/// A rate: `1%` or `0.01`.
-pub fn parse_rate(s: &str) -> Result<f64, String> {
-    let v = if let Some(p) = s.strip_suffix('%') {
-        p.parse::<f64>().map(|x| x / 100.0)
-    } else {
-        s.parse::<f64>()
-    }
-    .map_err(|_| format!("`{s}` is not a rate (e.g. 1% or 0.01)"))?;
-    if v > 0.0 && v < 1.0 {
-        Ok(v)
-    } else {
-        Err(format!("rate {s} is outside (0, 1)"))
-    }
-}
-
-/// Why a calibration command failed.
-#[derive(Debug, thiserror::Error)]
-pub enum CalibError {
-    #[error(transparent)]
-    Pool(#[from] super::pool::PoolError),
-    #[error(transparent)]
-    Tables(#[from] TablesError),
-    #[error(transparent)]
-    Results(#[from] ResultsError),
-    #[error("{}: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Evidence(#[from] evidence::EvidenceError),
-    #[error(transparent)]
-    NetResidual(#[from] super::netlazy::NetResidualError),
-}
-
-fn write(path: &Path, text: &str) -> Result<(), CalibError> {
-    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| CalibError::Write {
-            path: dir.to_owned(),
-            source,
-        })?;
-    }
-    evidence::atomic_write(path, text.as_bytes()).map_err(|e| CalibError::Write {
-        path: path.to_owned(),
-        source: e.into_io(),
-    })
-}
-
-impl CalibrateArgs {
-    pub fn run(&self) -> Result<ExitCode, crate::LabError> {
-        match &self.cmd {
-            CalibrateCmd::Residual(a) => residual_cmd(a)?,
-            CalibrateCmd::Percentiles(a) => percentiles_cmd(a)?,
-            CalibrateCmd::Tables(a) => tables_cmd(a)?,
-            CalibrateCmd::Marginsafety(a) => safety_cmd(a)?,
-            CalibrateCmd::Exitrate(a) => exitrate_cmd(a)?,
-            CalibrateCmd::Surprise(a) => super::collect::surprise_cmd(a)?,
-            CalibrateCmd::Variance(a) => a.run()?,
-            CalibrateCmd::NetResidual(a) => a.run().map_err(CalibError::from)?,
-        }
-        Ok(ExitCode::SUCCESS)
-    }
-}
-
-// ----- The pool runner -----------------------------------------------------------------
-
-/// How to search a pool.
-#[derive(Clone)]
-pub struct RunConfig {
-    pub depth: i32,
-    pub threads: usize,
-    pub hash_mb: usize,
-    /// Lazy exits with these margins (`None`: off).
-    pub lazy: Option<Arc<LazyMargins>>,
-    /// Record residual histograms.
-    pub residual: bool,
-    pub per_position_samples: bool,
-    pub progress: bool,
-}
-
-/// What a pool run measured.
-pub struct RunResult {
-    pub totals: Totals,
-    /// One record per position, in pool order.
-    pub records: Vec<PositionRecord>,
-    pub seconds: f64,
-}
-
-/// Search every position of `positions` (see the module docs).
-pub fn run_pool(positions: &[PoolPosition], cfg: &RunConfig) -> RunResult {
-    let start = Instant::now();
-    // The lazy tiers and the residuals measured here are the hand evaluation's: search with
-    // it whatever the engine's default evaluation is.
-    let opts = SearchOptions {
-        lazy: cfg.lazy.clone(),
-        net: None,
-        ..Default::default()
-    };
-    let how = PoolSearch {
-        depth: cfg.depth,
-        threads: cfg.threads,
-        hash_mb: cfg.hash_mb,
-        progress: cfg.progress,
-        opts: &opts,
-    };
-    let (done, _) = search_pool(
-        positions,
-        &how,
-        || {
-            let w = Worker::with_probe(0, Recorder::new(cfg.residual, cfg.per_position_samples));
-            (w, Vec::new())
-        },
-        |w, i, p| w.probe.begin(i, p.line),
-        |w, mine: &mut Vec<PositionRecord>, nodes| mine.push(w.probe.finish(nodes)),
-    );
-    let mut totals = Totals::new();
-    let mut records = Vec::with_capacity(positions.len());
-    for (w, mine) in done {
-        if cfg.residual {
-            totals.merge_histograms(&w.probe.hist);
-        }
-        records.extend(mine);
-    }
-    records.sort_by_key(|r| r.index);
-    for r in &records {
-        totals.add(r);
-    }
-    RunResult {
-        totals,
-        records,
-        seconds: start.elapsed().as_secs_f64(),
-    }
-}
-
-fn load_tables(path: &Option<PathBuf>) -> Result<(Arc<LazyMargins>, String), CalibError> {
-    Ok(match path {
-        Some(p) => (Arc::new(LazyMargins::load(p)?), p.display().to_string()),
-        None => (LazyMargins::embedded(), "<embedded>".to_string()),
-    })
-}
-
-fn pool_positions(run: &RunOpts) -> Result<Vec<PoolPosition>, CalibError> {
-    Ok(read_pool(&run.pool, run.limit.map(|l| l as usize))?)
-}
-
 // ----- residual --------------------------------------------------------------------------
 
 /// Default percentiles of `percentiles` and the summaries.
 pub const DEFAULT_PERCENTILES: [f64; 9] = [1.0, 2.0, 5.0, 10.0, 50.0, 90.0, 95.0, 98.0, 99.0];
 
-fn residual_cmd(a: &ResidualArgs) -> Result<(), CalibError> {
+pub(crate) fn residual_cmd(a: &ResidualArgs) -> Result<(), CalibError> {
     let positions = pool_positions(&a.run)?;
     let (tables, tables_name) = load_tables(&a.run.tables)?;
     let cfg = RunConfig {
@@ -458,7 +210,7 @@ fn percentiles_markdown(f: &ResidualFile, ps: &[f64]) -> String {
     s
 }
 
-fn percentiles_cmd(a: &PercentilesArgs) -> Result<(), CalibError> {
+pub(crate) fn percentiles_cmd(a: &PercentilesArgs) -> Result<(), CalibError> {
     let f = ResidualFile::load(&a.file)?;
     let ps = if a.percentiles.is_empty() {
         DEFAULT_PERCENTILES.to_vec()
@@ -575,7 +327,7 @@ pub fn build_tables(
 
 /// Exceeded counts per cheap tier (0 super-lazy, 1 lazy) and per-side bucket: the exits
 /// whose side to move or opponent is in the bucket (a same-bucket pair counted once).
-pub fn side_bucket_rates(s: &crate::calib::Safety) -> [[Count; 8]; 2] {
+pub fn side_bucket_rates(s: &crate::calibrate::record::Safety) -> [[Count; 8]; 2] {
     let mut out = [[Count::default(); 8]; 2];
     for (t, tier) in out.iter_mut().enumerate() {
         for my in 0..8 {
@@ -602,9 +354,9 @@ pub fn bucket_rate(rates: &[[Count; 8]; 2], b: usize) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn tables_cmd(a: &TablesArgs) -> Result<(), CalibError> {
+pub(crate) fn tables_cmd(a: &TablesArgs) -> Result<(), CalibError> {
     let f = ResidualFile::load(&a.file)?;
-    let cmd = super::collect::command_line();
+    let cmd = crate::calibrate::probe::command_line();
     let Some(target) = a.target_exceeded else {
         let t = build_tables(&f, &a.file, [a.pair.0; 8], a.pair.0, &cmd);
         write(&a.out, &t.to_text())?;
@@ -828,7 +580,7 @@ fn safety_markdown(r: &SafetyReport) -> String {
     s
 }
 
-fn safety_cmd(a: &SafetyArgs) -> Result<(), CalibError> {
+pub(crate) fn safety_cmd(a: &SafetyArgs) -> Result<(), CalibError> {
     let positions = pool_positions(&a.run)?;
     let (tables, tables_name) = load_tables(&a.run.tables)?;
     let r = run_pool(
@@ -919,7 +671,7 @@ fn exit_row(bucket: usize, e: [u64; 3], c: Count) -> ExitRow {
     }
 }
 
-fn exitrate_cmd(a: &ExitRateArgs) -> Result<(), CalibError> {
+pub(crate) fn exitrate_cmd(a: &ExitRateArgs) -> Result<(), CalibError> {
     let positions = pool_positions(&a.run)?;
     let (tables, tables_name) = load_tables(&a.run.tables)?;
     let r = run_pool(
@@ -1008,7 +760,7 @@ fn exitrate_cmd(a: &ExitRateArgs) -> Result<(), CalibError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calib::Safety;
+    use crate::calibrate::record::Safety;
 
     #[test]
     fn argument_parsers() {

@@ -12,7 +12,7 @@
 //! Output: a Markdown table, JSON, and an SVG scatter of surprise rate against tier
 //! disagreement (one point per mechanism and bucket).
 
-use super::pool::read_pool;
+use crate::data::pool::read_pool;
 use chess::board::{Board, Move, is_tactical};
 use chess::eval::{Tier, eval_tier, material_bucket};
 use chess::search::prune::MATERIAL_BUCKETS;
@@ -232,9 +232,9 @@ pub fn scatter_svg(rows: &[BucketNoise], mechanisms: &[String]) -> String {
 }
 
 impl VarianceArgs {
-    pub fn run(&self) -> Result<(), super::collect::CollectError> {
+    pub fn run(&self) -> Result<(), crate::calibrate::probe::CollectError> {
         if let Some(dir) = self.surprise.as_ref().filter(|d| !d.is_dir()) {
-            return Err(super::collect::CollectError::Input(format!(
+            return Err(crate::calibrate::probe::CollectError::Input(format!(
                 "--surprise {}: not a directory (the --out of `calibrate surprise`)",
                 dir.display()
             )));
@@ -250,7 +250,7 @@ impl VarianceArgs {
                     continue;
                 };
                 let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                    super::collect::CollectError::Input(format!("{}: {e}", path.display()))
+                    crate::calibrate::probe::CollectError::Input(format!("{}: {e}", path.display()))
                 })?;
                 mechanisms.push(m.name().to_string());
                 for r in v["by_material"].as_array().into_iter().flatten() {
@@ -267,7 +267,7 @@ impl VarianceArgs {
                 }
             }
             if mechanisms.is_empty() {
-                return Err(super::collect::CollectError::Input(format!(
+                return Err(crate::calibrate::probe::CollectError::Input(format!(
                     "--surprise {}: no <mechanism>.json of `calibrate surprise` in it",
                     dir.display()
                 )));
@@ -336,7 +336,7 @@ impl VarianceArgs {
             None => print!("{md}"),
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|source| {
-                    super::collect::CollectError::Dir {
+                    crate::calibrate::probe::CollectError::Dir {
                         path: dir.clone(),
                         source,
                     }

@@ -20,7 +20,7 @@
 //! has not improved for `--patience` epochs. The run's state (weights, Adam moments, history)
 //! is saved every 10 epochs next to `--out`, so `--resume` continues it.
 
-use crate::pool::PoolError;
+use crate::data::pool::PoolError;
 use chess::board::{Board, Color, Piece, parse_epd, parse_fen};
 use chess::eval::params::{self, COUNT, NAMES, VALUES};
 use chess::eval::pst::PHASE_MAX;
@@ -296,8 +296,8 @@ pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64
             break;
         }
         if path.is_dir() {
-            let loader = crate::corpus::Loader {
-                filter: crate::corpus::Filter::default(),
+            let loader = crate::data::corpus::Loader {
+                filter: crate::data::corpus::Filter::default(),
                 holdout_percent: 0.0,
             };
             loader
@@ -475,7 +475,7 @@ impl Dataset {
         // inside a game would let the hold-out loss see the training games), chosen as the
         // corpus loader chooses it: by the game alone.
         self.holdout
-            .push(crate::corpus::is_holdout(lab.group, holdout_pct));
+            .push(crate::data::corpus::is_holdout(lab.group, holdout_pct));
     }
 
     /// Trace `positions` (in parallel).
@@ -1212,7 +1212,7 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         })
         .collect();
     eprintln!("tune: K = {k:.4}, starting at epoch {}", st.epoch);
-    let bar = super::pool::progress(u64::from(a.epochs), "epochs");
+    let bar = crate::data::pool::progress(u64::from(a.epochs), "epochs");
     bar.set_prefix("tune");
     bar.set_position(u64::from(st.epoch.min(a.epochs)));
     let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8);

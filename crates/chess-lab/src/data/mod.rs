@@ -1,0 +1,8 @@
+//! The laboratory's data: calibration position pools ([`pool`]), self-play games
+//! ([`datagen`]: the command and its text mode; [`selfplay`]: the corpus mode) and the corpus
+//! they grow ([`corpus`]: its chunks, manifest and loaders).
+
+pub mod corpus;
+pub mod datagen;
+pub mod pool;
+pub mod selfplay;
