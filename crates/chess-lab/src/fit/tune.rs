@@ -22,8 +22,8 @@
 
 use crate::data::pool::PoolError;
 use chess::board::{Board, Color, Piece, parse_epd, parse_fen};
+use chess::eval::PHASE_MAX;
 use chess::eval::params::{self, COUNT, NAMES, VALUES};
-use chess::eval::pst::PHASE_MAX;
 use chess::eval::terms::{KING_DANGER_EG_CAP, KING_DANGER_MG_CAP};
 use chess::eval::trace::trace_tiers;
 use chess::eval::{S, army_scaler, material_bucket};

@@ -15,11 +15,11 @@
 //! histograms (docs/design/chess-DESIGN.md §2).
 
 pub mod lazy;
-pub mod material;
+pub(crate) mod material;
 pub mod netlazy;
 pub mod params;
-pub mod pawns;
-pub mod pst;
+pub(crate) mod pawns;
+pub(crate) mod pst;
 pub mod terms;
 pub mod trace;
 
@@ -29,7 +29,7 @@ pub use material::Material;
 use crate::board::{Board, Color, Piece};
 use params::p;
 use pawns::PawnTable;
-use pst::PHASE_MAX;
+pub use pst::PHASE_MAX;
 use std::ops::{Add, AddAssign, Mul, Neg, Sub, SubAssign};
 use trace::{NoTrace, Side, Tracer};
 

@@ -7,7 +7,7 @@
 //! the search's [`prune::Rules`] (its margin sources, chosen once per search) and counts how
 //! often it fires in [`PruneStats`], so the laboratory can instrument one rule at a time.
 
-pub mod history;
+pub(crate) mod history;
 pub(crate) mod movepick;
 mod node;
 pub mod params;
