@@ -20,12 +20,14 @@ use arbiter::engine::{Engine, EngineSpec};
 use arbiter::game::{Adjudication, GameConfig, Limit};
 use arbiter::rules::{STARTPOS, parse_position};
 use arbiter::sprt::SprtParam;
+use arbiter::spsa::{Param, Schedule, Setup, SpsaConfig, State};
 use arbiter::tournament::{
     MAX_CONCURRENCY, MAX_DEPTH, MAX_GAMES, MAX_HANG_TIMEOUT_SECONDS, MAX_TIME_MARGIN_MS,
     MatchConfig, run, text,
 };
-use clap::error::ErrorKind;
-use clap::{Parser, ValueEnum};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use evidence::Sprt;
 
 /// Play UCI engines against each other and report Elo with error bars.
 ///
@@ -64,6 +66,11 @@ use clap::{Parser, ValueEnum};
 #[derive(Parser)]
 #[command(name = "arbiter", version, verbatim_doc_comment)]
 #[command(group(clap::ArgGroup::new("limit").args(["tc", "nodes", "depth"])))]
+// `arbiter spsa ...` is a command of its own: none of the match's flags may come before it,
+// and their requirements (--engine, a limit) are not its.
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+// `--help` is the help; `arbiter help` stays an unexpected argument, as before `spsa`.
+#[command(disable_help_subcommand = true)]
 struct Cli {
     /// An engine: name=NAME cmd=PATH [arg=ARG ...] [option.NAME=VALUE ...] (the name defaults
     /// to the command's file name; options are sent with setoption). Give two or more.
@@ -125,6 +132,17 @@ struct Cli {
         "engine", "tc", "nodes", "depth", "book", "pgn", "log", "resume", "round_robin",
         "adjudicate"])]
     score: Option<Vec<PathBuf>>,
+    // `arbiter spsa`; none: a match, or --score.
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+// The commands besides a match and --score. (A doc comment here would become clap's about
+// of `arbiter`, before the one of `Cli` replaces it.)
+#[derive(clap::Subcommand)]
+enum Cmd {
+    // The help of `arbiter spsa` is `SpsaArgs`'s doc comment.
+    Spsa(SpsaArgs),
 }
 
 /// How the book is walked.
@@ -300,69 +318,87 @@ fn deliver(report: &arbiter::tournament::Report, to: Option<&Path>) -> Result<()
     Ok(())
 }
 
-fn real_main() -> Result<(), Failure> {
-    let (cli, matches) = cmdline::parse::<Cli>();
+/// Parse the command line (a match, --score, or `arbiter spsa`), or exit by the workspace's
+/// conventions (`cmdline`: help on stdout, a refusal as one `error:` line with status 2).
+fn parse_cli() -> (Cli, ArgMatches) {
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    match parsed {
+        Ok(p) => p,
+        Err(e) => std::process::exit(cmdline::report(&as_before_subcommands(e))),
+    }
+}
+
+/// A word that clap refuses as a command (`arbiter foo`, `arbiter --nodes 10 foo`, or
+/// `arbiter --quiet spsa`: `spsa` must come first) refused as before `spsa` was a command:
+/// "unexpected argument 'foo' found" rather than "unrecognized subcommand 'foo'" or "the
+/// subcommand 'foo' cannot be used with '--nodes <NODES>'", which would call a stray word a
+/// command. Every other error is left as it is.
+fn as_before_subcommands(e: clap::Error) -> clap::Error {
+    // Both kinds (a word that is no command, a word after a flag) hold the word as their
+    // `InvalidSubcommand`.
+    if matches!(
+        e.kind(),
+        ErrorKind::InvalidSubcommand | ErrorKind::ArgumentConflict
+    ) && let Some(ContextValue::String(word)) = e.get(ContextKind::InvalidSubcommand)
+    {
+        return Cli::command().error(
+            ErrorKind::UnknownArgument,
+            format!("unexpected argument '{word}' found"),
+        );
+    }
+    e
+}
+
+/// A match, or with --score the score of games already played.
+fn match_main(cli: &Cli, matches: &ArgMatches) -> Result<(), Failure> {
     let sprt = cli.sprt.as_ref().map(|params| {
         arbiter::sprt::from_params(params)
             .unwrap_or_else(|e| usage_error(ErrorKind::ValueValidation, format!("--sprt: {e}")))
     });
-    if let Some(files) = &cli.score {
-        if let Some(r) = &cli.report {
-            if files.iter().any(|f| same_file(r, f)) {
-                usage_error(
-                    ErrorKind::ArgumentConflict,
-                    "--report names one of the --score files".into(),
-                );
-            }
-            arbiter::output::check_report(r)?;
-        }
-        for f in files {
-            if !f.is_file() {
-                return Err(anyhow::anyhow!("--score {}: not a readable file", f.display()).into());
-            }
-        }
-        let (report, notes) =
-            arbiter::tournament::score(files, sprt).map_err(|e| anyhow::anyhow!("--score {e}"))?;
-        for n in notes {
-            note(&format!("--score {n}\n"));
-        }
-        return deliver(&report, cli.report.as_deref());
+    match &cli.score {
+        Some(files) => score_main(files, sprt, cli.report.as_deref()),
+        None => play_match(cli, matches, sprt),
     }
+}
+
+/// --score: the table and the report of the games in `files`, from the files alone (no
+/// engine is run); --report must not name one of them.
+fn score_main(files: &[PathBuf], sprt: Option<Sprt>, report: Option<&Path>) -> Result<(), Failure> {
+    if let Some(r) = report {
+        if files.iter().any(|f| same_file(r, f)) {
+            usage_error(
+                ErrorKind::ArgumentConflict,
+                "--report names one of the --score files".into(),
+            );
+        }
+        arbiter::output::check_report(r)?;
+    }
+    for f in files {
+        if !f.is_file() {
+            return Err(anyhow::anyhow!("--score {}: not a readable file", f.display()).into());
+        }
+    }
+    let (scored, notes) =
+        arbiter::tournament::score(files, sprt).map_err(|e| anyhow::anyhow!("--score {e}"))?;
+    for n in notes {
+        note(&format!("--score {n}\n"));
+    }
+    deliver(&scored, report)
+}
+
+/// A match between the --engine groups. Everything that can be checked before the first
+/// game is (the flags, the engines' words, the book, --report), so that a refusal costs no
+/// game; then the match, and its report.
+fn play_match(cli: &Cli, matches: &ArgMatches, sprt: Option<Sprt>) -> Result<(), Failure> {
     let Some(limit) = cli.play.limit() else {
         usage_error(
             ErrorKind::MissingRequiredArgument,
             "one of --tc, --nodes or --depth is required for a match".into(),
         );
     };
-    // clap keeps the values of each `--engine` occurrence together: one group per engine.
-    // The words are parsed here rather than by clap so that the message quotes a word with a
-    // line break on one line.
-    let groups: Vec<Vec<String>> = matches
-        .get_occurrences::<String>("engine")
-        .map(|o| o.map(|g| g.cloned().collect()).collect())
-        .unwrap_or_default();
-    debug_assert_eq!(cli.engine.len(), groups.iter().map(Vec::len).sum::<usize>());
-    let mut engines: Vec<EngineSpec> = groups
-        .into_iter()
-        .map(|words| {
-            EngineSpec::parse(&words).unwrap_or_else(|e| {
-                usage_error(ErrorKind::ValueValidation, format!("--engine: {e}"))
-            })
-        })
-        .collect();
-    if cli.chess960 {
-        // Before the engine's own options, so an explicit option.UCI_Chess960= still wins.
-        for e in &mut engines {
-            e.options
-                .insert(0, ("UCI_Chess960".to_owned(), "true".to_owned()));
-        }
-    }
-    if engines.len() < 2 {
-        usage_error(
-            ErrorKind::TooFewValues,
-            "give two or more --engine groups".into(),
-        );
-    }
+    let engines = match_engines(cli, matches);
     if let (Some(r), Some(p)) = (&cli.report, &cli.pgn)
         && same_file(r, p)
     {
@@ -398,6 +434,42 @@ fn real_main() -> Result<(), Failure> {
     deliver(&report, cli.report.as_deref())
 }
 
+/// The match's engines, one a --engine group, in order (with --chess960, each is sent
+/// `UCI_Chess960` first); a group that is not an engine, or fewer than two groups, is a usage
+/// error naming --engine.
+fn match_engines(cli: &Cli, matches: &ArgMatches) -> Vec<EngineSpec> {
+    // clap keeps the values of each `--engine` occurrence together: one group per engine.
+    // The words are parsed here rather than by clap so that the message quotes a word with a
+    // line break on one line.
+    let groups: Vec<Vec<String>> = matches
+        .get_occurrences::<String>("engine")
+        .map(|o| o.map(|g| g.cloned().collect()).collect())
+        .unwrap_or_default();
+    debug_assert_eq!(cli.engine.len(), groups.iter().map(Vec::len).sum::<usize>());
+    let mut engines: Vec<EngineSpec> = groups
+        .into_iter()
+        .map(|words| {
+            EngineSpec::parse(&words).unwrap_or_else(|e| {
+                usage_error(ErrorKind::ValueValidation, format!("--engine: {e}"))
+            })
+        })
+        .collect();
+    if cli.chess960 {
+        // Before the engine's own options, so an explicit option.UCI_Chess960= still wins.
+        for e in &mut engines {
+            e.options
+                .insert(0, ("UCI_Chess960".to_owned(), "true".to_owned()));
+        }
+    }
+    if engines.len() < 2 {
+        usage_error(
+            ErrorKind::TooFewValues,
+            "give two or more --engine groups".into(),
+        );
+    }
+    engines
+}
+
 /// Tune an engine's UCI options by SPSA: game pairs between θ + cΔ and θ − cΔ.
 ///
 /// Each iteration perturbs every parameter by ±c (random signs), plays one game pair (an
@@ -421,10 +493,10 @@ fn real_main() -> Result<(), Failure> {
 ///   arbiter spsa --engine cmd=target/release/actuary option.Hash=16 --params params.txt \
 ///       --pairs 20000 --tc 2+0.02 --book data/chess/books/2moves_v1.epd --concurrency 2 \
 ///       --state spsa.json --trajectory spsa.jsonl --svg spsa.svg --max-minutes 60 --resume
-#[derive(Parser)]
-#[command(name = "arbiter spsa", verbatim_doc_comment)]
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
 #[command(group(clap::ArgGroup::new("limit").args(["tc", "nodes", "depth"]).required(true)))]
-struct SpsaCli {
+struct SpsaArgs {
     /// The engine: cmd=PATH [arg=ARG ...] [option.NAME=VALUE ...] (options sent to both sides
     /// before the tuned ones).
     #[arg(long, value_name = "KEY=VALUE", num_args = 1.., required = true)]
@@ -494,30 +566,69 @@ fn parse_gain_exponent(s: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("expected a number in (0, 10], got '{s}'"))
 }
 
-fn spsa_main() -> Result<(), Failure> {
-    // `arbiter spsa ARGS` parses as the command `arbiter spsa` with ARGS.
-    let args = std::iter::once(std::ffi::OsString::from("arbiter spsa"))
-        .chain(std::env::args_os().skip(2));
-    let (cli, _) = cmdline::parse_from::<SpsaCli, _, _>(args)
-        .unwrap_or_else(|status| std::process::exit(status));
-    let spsa_error =
-        |kind: ErrorKind, message: String| -> ! { cmdline::usage_error::<SpsaCli>(kind, message) };
-    let engine = EngineSpec::parse(&cli.engine)
-        .unwrap_or_else(|e| spsa_error(ErrorKind::ValueValidation, format!("--engine: {e}")));
-    let text = std::fs::read_to_string(&cli.params)
-        .with_context(|| format!("--params {}", cli.params.display()))?;
+/// `arbiter spsa`: the tune; then its summary on stderr and the values reached on stdout, as
+/// input lines (the start of a longer tune).
+fn spsa_main(args: &SpsaArgs) -> Result<(), Failure> {
+    let cfg = spsa_config(args)?;
+    let state = arbiter::spsa::run(&cfg).map_err(|e| Failure {
+        status: if e.refused() { 2 } else { 1 },
+        error: e.into(),
+    })?;
+    note(&spsa_summary(&state, &args.state));
+    let mut out = String::new();
+    for p in &state.params {
+        out.push_str(&p.input_line());
+        out.push('\n');
+    }
+    print_stdout(&out).map_err(|error| Failure { error, status: 1 })
+}
+
+/// The run the flags of `arbiter spsa` ask for, checked before any game (a refusal exits
+/// with status 2): the engine's words, the parameters, distinct files, the book, and an engine
+/// that starts and answers the handshake.
+fn spsa_config(args: &SpsaArgs) -> Result<SpsaConfig, Failure> {
+    let engine = EngineSpec::parse(&args.engine)
+        .unwrap_or_else(|e| usage_error(ErrorKind::ValueValidation, format!("--engine: {e}")));
+    let text = std::fs::read_to_string(&args.params)
+        .with_context(|| format!("--params {}", args.params.display()))?;
     let params = arbiter::spsa::parse_params(&text)
-        .map_err(|e| anyhow::anyhow!("--params {}: {e}", cli.params.display()))?;
-    let limit = cli
+        .map_err(|e| anyhow::anyhow!("--params {}: {e}", args.params.display()))?;
+    let limit = args
         .play
         .limit()
         .expect("clap requires one of --tc, --nodes, --depth");
+    check_distinct_files(args);
+    let openings = args.play.openings(false)?;
+    // Before any game: the engine must start and answer the handshake.
+    Engine::probe(&engine, Duration::from_secs(args.play.hang_timeout))
+        .map_err(|e| anyhow::anyhow!("--engine {}: {e}", engine.cmd))?;
+    let setup = spsa_setup(args, engine, limit, openings.len(), &params);
+    Ok(SpsaConfig {
+        setup,
+        params,
+        openings,
+        game: args.play.game(limit, false),
+        concurrency: args.play.concurrency,
+        state: args.state.clone(),
+        trajectory: args.trajectory.clone(),
+        svg: args.svg.clone(),
+        faults_pgn: args.faults.clone(),
+        resume: args.resume,
+        stop_after: args.stop_after,
+        max_seconds: args.max_minutes.map(|m| m * 60.0),
+        quiet: args.quiet,
+    })
+}
+
+/// Refuse (a usage error) two of --state, --params, --trajectory, --svg and --faults that name
+/// the same file: the run would overwrite its own input, or write two outputs into one file.
+fn check_distinct_files(args: &SpsaArgs) {
     let files: Vec<&PathBuf> = [
-        Some(&cli.state),
-        Some(&cli.params),
-        cli.trajectory.as_ref(),
-        cli.svg.as_ref(),
-        cli.faults.as_ref(),
+        Some(&args.state),
+        Some(&args.params),
+        args.trajectory.as_ref(),
+        args.svg.as_ref(),
+        args.faults.as_ref(),
     ]
     .into_iter()
     .flatten()
@@ -527,59 +638,52 @@ fn spsa_main() -> Result<(), Failure> {
         .enumerate()
         .any(|(i, a)| files[i + 1..].iter().any(|b| same_file(a, b)))
     {
-        spsa_error(
+        usage_error(
             ErrorKind::ArgumentConflict,
             "--state, --params, --trajectory, --svg and --faults must name different files".into(),
         );
     }
-    let openings = cli.play.openings(false)?;
-    // Before any game: the engine must start and answer the handshake.
-    Engine::probe(&engine, Duration::from_secs(cli.play.hang_timeout))
-        .map_err(|e| anyhow::anyhow!("--engine {}: {e}", engine.cmd))?;
-    let mut schedule = arbiter::spsa::Schedule::new(cli.pairs);
-    schedule.a_ratio = cli.a_ratio;
-    schedule.alpha = cli.alpha;
-    schedule.gamma = cli.gamma;
-    let setup = arbiter::spsa::Setup {
+}
+
+/// What the run is started with, as its state keeps it: a resumed run must be given the same
+/// (`openings`: the book's number of playable positions).
+fn spsa_setup(
+    args: &SpsaArgs,
+    engine: EngineSpec,
+    limit: Limit,
+    openings: usize,
+    params: &[Param],
+) -> Setup {
+    let mut schedule = Schedule::new(args.pairs);
+    schedule.a_ratio = args.a_ratio;
+    schedule.alpha = args.alpha;
+    schedule.gamma = args.gamma;
+    Setup {
         engine,
         schedule,
-        seed: cli.seed,
+        seed: args.seed,
         time_control: limit.pgn_tag(),
-        book: cli.play.book.as_ref().map(|p| p.display().to_string()),
-        openings: openings.len(),
-        random_openings: cli.play.book_order == BookOrder::Random,
-        adjudication: cli.play.adjudicate.map(|a| {
+        book: args.play.book.as_ref().map(|p| p.display().to_string()),
+        openings,
+        random_openings: args.play.book_order == BookOrder::Random,
+        adjudication: args.play.adjudicate.map(|a| {
             format!(
                 "{},{},{},{},{}",
                 a.resign_cp, a.resign_moves, a.draw_cp, a.draw_moves, a.draw_after
             )
         }),
-        concurrency: cli.play.concurrency,
+        concurrency: args.play.concurrency,
         params: params.iter().map(|p| p.input_line()).collect(),
-    };
-    let cfg = arbiter::spsa::SpsaConfig {
-        setup,
-        params,
-        openings,
-        game: cli.play.game(limit, false),
-        concurrency: cli.play.concurrency,
-        state: cli.state.clone(),
-        trajectory: cli.trajectory.clone(),
-        svg: cli.svg.clone(),
-        faults_pgn: cli.faults.clone(),
-        resume: cli.resume,
-        stop_after: cli.stop_after,
-        max_seconds: cli.max_minutes.map(|m| m * 60.0),
-        quiet: cli.quiet,
-    };
-    let state = arbiter::spsa::run(&cfg).map_err(|e| Failure {
-        status: if e.refused() { 2 } else { 1 },
-        error: e.into(),
-    })?;
+    }
+}
+
+/// The line on stderr at the end of `arbiter spsa`: the pairs played of the schedule, the
+/// games' results and faults by kind, and where the state is.
+fn spsa_summary(state: &State, state_file: &Path) -> String {
     let w = state.plus;
     let k = state.fault_kinds;
     let unknown = state.faults.saturating_sub(k.total());
-    note(&format!(
+    format!(
         "spsa: {} of {} pairs played ({} games: plus {}-{}-{} against minus, {} faults: \
          {} on time, {} illegal moves, {} crashes, {} hangs{}); state in {}\n",
         state.pairs_done,
@@ -598,21 +702,15 @@ fn spsa_main() -> Result<(), Failure> {
         } else {
             String::new()
         },
-        cli.state.display()
-    ));
-    let mut out = String::new();
-    for p in &state.params {
-        out.push_str(&p.input_line());
-        out.push('\n');
-    }
-    print_stdout(&out).map_err(|error| Failure { error, status: 1 })
+        state_file.display()
+    )
 }
 
 fn main() -> ExitCode {
-    let result = if std::env::args_os().nth(1).is_some_and(|a| a == "spsa") {
-        spsa_main()
-    } else {
-        real_main()
+    let (cli, matches) = parse_cli();
+    let result = match &cli.cmd {
+        Some(Cmd::Spsa(args)) => spsa_main(args),
+        None => match_main(&cli, &matches),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,15 +1,11 @@
 //! Argument types shared by several subcommands, each parsed once by clap through `FromStr`
-//! (so a bad value is reported with the flag's name and what is accepted), and the progress
-//! bars that observe the library's long runs.
+//! (so a bad value is reported with the flag's name and what is accepted).
 
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::Mutex;
 
 use clap::Args;
 use drop7::board::Board;
-use drop7::runner::{GameRecord, RunObserver};
-use indicatif::{ProgressBar, ProgressStyle};
 use ntuple::policy::{Models, PolicySpec};
 
 /// The model file for n-tuple policies written without `@FILE`.
@@ -77,63 +73,6 @@ impl FromStr for BoardArg {
     type Err = drop7::BoardError;
     fn from_str(s: &str) -> Result<Self, drop7::BoardError> {
         drop7::protocol::parse_board(s).map(Self)
-    }
-}
-
-/// A progress bar over a block of games, with the running mean score.
-pub struct BlockBar {
-    bar: ProgressBar,
-    quiet: bool,
-    sums: Mutex<(u64, u64)>,
-}
-
-impl BlockBar {
-    pub fn new(quiet: bool) -> Self {
-        let bar = if quiet {
-            ProgressBar::hidden()
-        } else {
-            ProgressBar::new(0)
-        };
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} games  {msg}  {elapsed_precise} ETA {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        Self {
-            bar,
-            quiet,
-            sums: Mutex::new((0, 0)),
-        }
-    }
-
-    pub fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-}
-
-impl RunObserver for BlockBar {
-    fn started(&self, arm: &str, done: usize, todo: usize) {
-        if done > 0 && !self.quiet {
-            eprintln!(
-                "{arm}: resuming, {done} of {} games already in the output",
-                done + todo
-            );
-        }
-        *self.sums.lock().expect("sums") = (0, 0);
-        self.bar.set_prefix(arm.to_owned());
-        self.bar.set_length(todo as u64);
-        self.bar.set_position(0);
-        self.bar.reset_elapsed();
-    }
-    fn finished_game(&self, r: &GameRecord) {
-        let mut s = self.sums.lock().expect("sums");
-        s.0 += r.score;
-        s.1 += 1;
-        self.bar
-            .set_message(format!("mean {:.0}", s.0 as f64 / s.1 as f64));
-        self.bar.inc(1);
     }
 }
 

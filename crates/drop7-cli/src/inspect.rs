@@ -1,16 +1,15 @@
 //! Parity and debugging tools: `drop7 leaf`, `drop7 search` (single state or `--batch` JSON
 //! lines on stdin) and the D7P protocol server.
 
-use std::str::FromStr;
-
 use anyhow::{Context, bail};
 use clap::Args;
 use drop7::game::PublicState;
-use drop7::policy::BuiltinPolicy;
+use drop7::policy::FairSearch;
 use drop7::protocol::{D7pSession, StreamError, decision_json, leaf_json, serve_batch, serve_d7p};
-use drop7::search::{FairLeaf, SearchConfig, Searcher, TableKind};
+use drop7::search::{FairLeaf, SearchConfig, Searcher, TableChoice};
 use ntuple::policy::PolicySpec;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::args::{BoardArg, ModelArg};
 use crate::output::{print_line, print_text};
@@ -32,98 +31,48 @@ pub struct StateArgs {
     batch: bool,
 }
 
-/// The fair search at depth N with K samples, optionally restricted to the best J root
-/// columns at the last depth: `fair-dNsK[-topJ]`.
-fn fair_search(s: &str) -> anyhow::Result<FairSearch> {
-    match s.parse::<BuiltinPolicy>()? {
-        BuiltinPolicy::Fair {
-            depth,
-            samples,
-            top,
-        } => Ok((depth, samples, top)),
-        other => bail!("`{other}` is not a search: expected fair-dNsK[-topJ], e.g. fair-d3s7"),
-    }
-}
-
-/// Depth, samples and the `-topJ` restriction of a fair search.
-type FairSearch = (u32, u32, Option<u32>);
-
-/// The largest direct-mapped table `search --table` allocates: 2²⁶ entries, 3.2 GB (the
-/// reference's largest is 2²⁰).
-const MAX_TABLE: usize = 1 << 26;
-
-/// Transposition table choice for `search`.
-#[derive(Debug, Clone, Copy)]
-pub struct TableArg(Option<TableKind>);
-
-impl FromStr for TableArg {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(Self(match s {
-            "default" => None,
-            "none" => Some(TableKind::None),
-            "exact" => Some(TableKind::Exact),
-            n => {
-                let size: usize = n
-                    .parse()
-                    .map_err(|_| format!("`{n}` is not none, exact, default or an entry count"))?;
-                if !(1..=MAX_TABLE).contains(&size) {
-                    return Err(format!("a table of {n} entries: use 1 to {MAX_TABLE}"));
-                }
-                let bytes = drop7::search::direct_table_bytes(size);
-                if let Some(free) = ntuple::tables::available_memory()
-                    && bytes + (1 << 30) > free
-                {
-                    return Err(format!(
-                        "a table of {n} entries needs {:.1} GB and only {:.1} GB is available",
-                        bytes as f64 / 1e9,
-                        free as f64 / 1e9
-                    ));
-                }
-                Some(TableKind::Direct(size))
-            }
-        }))
-    }
-}
-
 #[derive(Args)]
 pub struct SearchArgs {
     #[command(flatten)]
     state: StateArgs,
     /// The search, fair-dNsK (e.g. fair-d3s7), optionally -topJ (only the best J root columns
     /// at the last depth, e.g. fair-d4s7-top3); a batch line's "policy" field overrides it.
-    #[arg(long, default_value = "fair-d3s7", value_parser = fair_search)]
+    #[arg(long, default_value = "fair-d3s7")]
     policy: FairSearch,
     /// Transposition table: none (the reference's table-free work counts), exact (the
     /// reference LRU's counts), default (the deployment table), or a direct-mapped size of
     /// 1 to 67108864 entries (48 bytes each, rounded up to a power of two).
     #[arg(long, allow_negative_numbers = true, default_value = "default")]
-    table: TableArg,
+    table: TableChoice,
 }
 
 /// A batch line's "policy": absent, or a `fair-dNsK` string.
 fn line_policy(v: &Value) -> anyhow::Result<Option<FairSearch>> {
     match &v["policy"] {
         Value::Null => Ok(None),
-        Value::String(p) => fair_search(p).map(Some),
+        Value::String(p) => Ok(Some(p.parse()?)),
         p => bail!("\"policy\" is {p}: expected a string such as \"fair-d3s7\""),
     }
 }
 
-fn search_config((d, k, top): FairSearch, table: TableArg) -> SearchConfig {
-    let mut cfg = SearchConfig::fair(d, k).with_top(top);
-    if let Some(t) = table.0 {
-        cfg.table = t;
-    }
-    cfg
+/// What `search` prints for a state: the library's decision object and, last, how long the
+/// search took.
+#[derive(Serialize)]
+struct TimedDecision {
+    #[serde(flatten)]
+    decision: Value,
+    seconds: f64,
 }
 
+/// Search `s` with `cfg`, timed: the object `search` prints for the state.
 fn search_json(s: &PublicState, cfg: SearchConfig) -> Value {
     let t0 = std::time::Instant::now();
     let d = Searcher::new(FairLeaf::default(), cfg).decide(s);
-    let mut v = decision_json(s, &cfg, &d);
-    v["seconds"] = json!(t0.elapsed().as_secs_f64());
-    v
+    let timed = TimedDecision {
+        decision: decision_json(s, &cfg, &d),
+        seconds: t0.elapsed().as_secs_f64(),
+    };
+    serde_json::to_value(timed).expect("a decision serialises")
 }
 
 /// Run `f` on one state from the flags, or on every stdin line with `--batch`
@@ -158,10 +107,10 @@ pub fn leaf(a: StateArgs) -> anyhow::Result<()> {
 }
 
 pub fn search(a: SearchArgs) -> anyhow::Result<()> {
-    let default_cfg = search_config(a.policy, a.table);
+    let default_cfg = a.table.apply(a.policy.config());
     each_state(&a.state, |s, v| {
         let cfg = match line_policy(v)? {
-            Some(p) => search_config(p, a.table),
+            Some(p) => a.table.apply(p.config()),
             None => default_cfg,
         };
         Ok(search_json(s, cfg))
@@ -231,14 +180,7 @@ pub fn topk(a: TopkArgs) -> anyhow::Result<()> {
         a.policy,
         a.k
     );
-    let bar = indicatif::ProgressBar::new(positions.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "[{bar:30}] {pos}/{len} positions  {elapsed_precise} ETA {eta}",
-        )
-        .expect("template")
-        .progress_chars("=> "),
-    );
+    let bar = crate::progress::positions_bar(positions.len() as u64);
     let cfg = SearchConfig::fair(depth, samples);
     let tick = || bar.inc(1);
     let study = match tables {
@@ -267,17 +209,9 @@ mod tests {
             policy in prop_oneof![Just(Value::Null), "fair-d[0-9]s[0-9]{1,3}(-top[0-9])?".prop_map(Value::from),
                                   any::<i32>().prop_map(Value::from), "\\PC{0,12}".prop_map(Value::from)],
         ) {
-            if let Ok(Some((d, k, top))) = line_policy(&json!({"policy": policy})) {
+            if let Ok(Some(FairSearch { depth: d, samples: k, top })) = line_policy(&serde_json::json!({"policy": policy})) {
                 prop_assert!((1..=8).contains(&d) && (1..=64).contains(&k));
                 prop_assert!(top.is_none_or(|j| (1..=6).contains(&j) && d >= 2));
-            }
-        }
-
-        /// --table values: never a panic; accepted sizes are within the bound.
-        #[test]
-        fn table_values_parse_or_are_refused(text in "\\PC{0,24}|[0-9]{1,22}") {
-            if let Ok(TableArg(Some(TableKind::Direct(n)))) = text.parse::<TableArg>() {
-                prop_assert!((1..=MAX_TABLE).contains(&n));
             }
         }
     }

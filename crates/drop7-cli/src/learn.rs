@@ -1,44 +1,26 @@
 //! `drop7 train` and `drop7 model …`: argument mapping over `ntuple::train::Trainer` and
 //! `ntuple::model`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use drop7::SeedBlock;
-use indicatif::{ProgressBar, ProgressStyle};
 use ntuple::layout::{Fill, Layout};
 use ntuple::model;
-use ntuple::train::{ProgressRecord, TrainConfig, TrainObserver, Trainer};
+use ntuple::train::{TrainConfig, TrainSummary, Trainer};
+use serde::Serialize;
 
 use crate::args::Count;
 use crate::output::print_line;
-
-/// `dNsK`, e.g. d3s7 (depth 1-8, samples 1-64).
-fn depth_samples(s: &str) -> Result<(u32, u32), String> {
-    drop7::policy::parse_depth_samples(s)
-        .ok_or_else(|| format!("`{s}` is not dNsK with depth 1-8 and samples 1-64, e.g. d3s7"))
-}
-
-/// A price factor for never-updated entries: a number from 0 to 1.
-fn unit_fraction(s: &str) -> Result<f32, String> {
-    s.trim()
-        .parse::<f32>()
-        .ok()
-        .filter(|f| (0.0..=1.0).contains(f))
-        .ok_or_else(|| format!("`{s}` is not a number from 0 to 1 (0 = zero, 1 = unchanged)"))
-}
-
-fn layout(s: &str) -> Result<Layout, ntuple::Error> {
-    Layout::parse(s)
-}
+use crate::progress::TrainBar;
 
 #[derive(Args)]
 pub struct TrainArgs {
     /// Layout: families rows, cols, win23, win32, win24, win42, then phase=none|cols|all and
     /// fill=none|occ5|hgt5 (arm C: rows,cols,win23,win32,phase=all, 10⁹ entries, 12 GB while
     /// training).
-    #[arg(long, default_value = "rows,cols,win23,win32,phase=all", value_parser = layout)]
+    #[arg(long, default_value = "rows,cols,win23,win32,phase=all", value_parser = Layout::parse)]
     layout: Layout,
     /// Training seed block <start>:<count>; games take its seeds in order, wrapping.
     #[arg(long, default_value = "0xa5300000:2031616")]
@@ -72,7 +54,7 @@ pub struct TrainArgs {
     #[arg(long, default_value = "0xa52f2240:64")]
     validation_seeds: SeedBlock,
     /// Search used for validation games, as dNsK (candidate ntuple-dNsK vs fair-dNsK).
-    #[arg(long, default_value = "d3s7", value_parser = depth_samples)]
+    #[arg(long, default_value = "d3s7", value_parser = drop7::policy::depth_samples)]
     validation_search: (u32, u32),
     /// Stop when the mean of the last four validation margins is not above the four before.
     #[arg(long)]
@@ -101,24 +83,6 @@ pub struct TrainArgs {
     ledger: PathBuf,
 }
 
-/// A progress bar over training moves; notes printed above it.
-struct TrainBar(ProgressBar);
-
-impl TrainObserver for TrainBar {
-    fn note(&self, message: &str) {
-        self.0.suspend(|| eprintln!("{message}"));
-    }
-    fn progress(&self, r: &ProgressRecord) {
-        if let ProgressRecord::Train(t) = r {
-            self.0.set_position(t.moves);
-            self.0.set_message(format!(
-                "{:.0} moves/s  {} games  recent mean {:.0}",
-                t.moves_per_second, t.games, t.recent_mean_score
-            ));
-        }
-    }
-}
-
 /// `--checkpoint-every`: `auto` (`None`) or a count of moves. (A newtype: clap reads an
 /// `Option` field as an optional flag, not as a value that may be `auto`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,12 +98,24 @@ impl std::str::FromStr for CheckpointEvery {
     }
 }
 
+/// `drop7 train`: run the trainer under a progress bar and end with its summary line.
 pub fn train(a: TrainArgs) -> anyhow::Result<()> {
+    let cfg = train_config(a);
+    let threads = cfg.threads;
+    let obs = TrainBar::new(cfg.target_moves);
+    let s = Trainer::new(cfg, &obs)?.run(&obs)?;
+    obs.finish();
+    print_line(&summary_line(&s, threads))
+}
+
+/// The trainer's configuration from the flags: `--checkpoint-every auto` resolved for the
+/// layout, `--report-every` raised to at least 1000 moves.
+fn train_config(a: TrainArgs) -> TrainConfig {
     let checkpoint_every = a
         .checkpoint_every
         .0
         .unwrap_or_else(|| TrainConfig::auto_checkpoint_every(&a.layout));
-    let cfg = TrainConfig {
+    TrainConfig {
         layout: a.layout,
         seeds: a.seeds,
         alpha: a.alpha,
@@ -160,20 +136,13 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         resume: a.resume,
         siblings: a.siblings,
         warm_start: a.warm_start,
-    };
-    let threads = cfg.threads;
-    let bar = ProgressBar::new(cfg.target_moves);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "[{bar:30}] {human_pos}/{human_len} moves  {msg}  {elapsed_precise} ETA {eta}",
-        )
-        .expect("template")
-        .progress_chars("=> "),
-    );
-    let obs = TrainBar(bar);
-    let s = Trainer::new(cfg, &obs)?.run(&obs)?;
-    obs.0.finish_and_clear();
-    print_line(&format!(
+    }
+}
+
+/// The line `train` ends with: what was trained, the final weights' hash, the best
+/// validation point.
+fn summary_line(s: &TrainSummary, threads: usize) -> String {
+    format!(
         "trained {} moves in {} games, {:.0} s wall ({threads} threads); final-weights.bin sha256 {}; best validation margin {} at {} moves{}",
         s.moves,
         s.games,
@@ -186,7 +155,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         } else {
             ""
         }
-    ))
+    )
 }
 
 #[derive(Args)]
@@ -240,7 +209,7 @@ enum ModelAction {
         /// Set every never-updated entry to F times its starting value: 0 prices an
         /// unfamiliar pattern at nothing, 1 at a fresh board's share (no change). Choose F per
         /// search depth on the validation block (a deeper search reads more unfamiliar boards).
-        #[arg(long, value_name = "F", group = "edit", value_parser = unit_fraction)]
+        #[arg(long, value_name = "F", group = "edit", value_parser = model::untouched_scale)]
         untouched_scale: Option<f32>,
         /// Where to write the edited model (a name ending in .zst is compressed).
         #[arg(long)]
@@ -308,109 +277,161 @@ enum ModelAction {
     },
 }
 
+/// `drop7 model …`: each action is one function below.
 pub fn model_cmd(a: ModelArgs) -> anyhow::Result<()> {
     match a.action {
-        ModelAction::Info { file } => {
-            let (j, problems) = model::info_report(&file)?;
-            for p in &problems {
-                eprintln!("warning: {}: {p}", file.display());
-            }
-            print_line(&serde_json::to_string_pretty(&j).expect("json"))
-        }
+        ModelAction::Info { file } => model_info(&file),
         ModelAction::Pack {
             file,
             out,
             step,
             drop_within,
             part_bytes,
-        } => {
-            let (t, _) = model::load(&file, false)?;
-            let info = ntuple::pack::pack(&t, &out, step, drop_within, part_bytes.0)?;
-            let j = serde_json::json!({"file": out.display().to_string(), "pack": info});
-            print_line(&serde_json::to_string_pretty(&j).expect("json"))
-        }
-        ModelAction::Unpack { file, out } => {
-            let (info, sha) = ntuple::pack::unpack_to(&file, &out)?;
-            print_line(&format!(
-                "wrote {} as D7NTUP02 (layout {}, {} of {} entries from the pack, sha256 {sha})",
-                out.display(),
-                info.layout,
-                info.listed,
-                info.entries
-            ))
-        }
+        } => model_pack(&file, &out, step, drop_within, part_bytes),
+        ModelAction::Unpack { file, out } => model_unpack(&file, &out),
         ModelAction::Upgrade {
             file,
             out,
             unverified,
-        } => {
-            let u = model::upgrade(&file, &out, unverified)?;
-            print_line(&format!(
-                "wrote {} as D7NTUP02 (layout {}, sha256 {}) from {} {} verified by {}",
-                out.display(),
-                u.layout,
-                u.sha256,
-                u.from,
-                file.display(),
-                u.checked_by
-            ))
-        }
+        } => model_upgrade(&file, &out, unverified),
         ModelAction::Edit {
             file,
             zero_untouched,
             class_mean,
             untouched_scale,
             out,
-        } => {
-            if !zero_untouched && !class_mean && untouched_scale.is_none() {
-                bail!("model edit: choose --zero-untouched, --class-mean or --untouched-scale F");
-            }
-            let (t, _) = model::load(&file, false)?;
-            let n = if zero_untouched {
-                model::zero_untouched(&t)
-            } else if let Some(f) = untouched_scale {
-                model::scale_untouched(&t, f)
-            } else {
-                model::class_mean(&t)
-            };
-            let hash = model::save(&t, &out, false)?;
-            print_line(&format!(
-                "{n} entries changed; wrote {} (sha256 {hash})",
-                out.display()
-            ))
-        }
-        ModelAction::Average { first, second, out } => {
-            let context = || format!("averaging {} with {}", first.display(), second.display());
-            let (a, n) = model::average_files(&first, &second).with_context(context)?;
-            let hash = model::save(&a, &out, false)?;
-            print_line(&format!(
-                "{n} entries changed; wrote {} (sha256 {hash})",
-                out.display()
-            ))
-        }
-        ModelAction::Promote { file, fill, out } => {
-            let fill = match fill {
-                FillArg::Occ5 => Fill::Occ5,
-                FillArg::Hgt5 => Fill::Hgt5,
-            };
-            let (t, _) = model::load(&file, false)?;
-            let p = model::promote(&t, fill, false)?;
-            drop(t);
-            let hash = model::save(&p, &out, false)?;
-            print_line(&format!(
-                "wrote {} with layout {} (sha256 {hash})",
-                out.display(),
-                p.layout
-            ))
-        }
-        ModelAction::Curve { dir } => {
-            let records = ntuple::train::read_progress(&dir.join("progress.jsonl"))?;
-            let svg = ntuple::train::training_curve(&records);
-            let p = dir.join("training-curve.svg");
-            evidence::atomic_write(&p, svg.as_bytes()).with_context(|| "writing the curve")?;
-            print_line(&format!("wrote {}", p.display()))
-        }
+        } => model_edit(&file, zero_untouched, class_mean, untouched_scale, &out),
+        ModelAction::Average { first, second, out } => model_average(&first, &second, &out),
+        ModelAction::Promote { file, fill, out } => model_promote(&file, fill, &out),
+        ModelAction::Curve { dir } => model_curve(&dir),
     }
+}
+
+/// `model info`: the library's report as pretty JSON, its problems as warnings on stderr.
+fn model_info(file: &Path) -> anyhow::Result<()> {
+    let (j, problems) = model::info_report(file)?;
+    for p in &problems {
+        eprintln!("warning: {}: {p}", file.display());
+    }
+    print_line(&serde_json::to_string_pretty(&j).expect("json"))
+}
+
+/// What `model pack` prints: the file written and what the pack holds.
+#[derive(Serialize)]
+struct PackOutput<'a> {
+    file: String,
+    pack: &'a ntuple::pack::PackInfo,
+}
+
+/// `model pack`: write the pack and print [`PackOutput`] as pretty JSON.
+fn model_pack(
+    file: &Path,
+    out: &Path,
+    step: f32,
+    drop_within: f32,
+    part_bytes: Count,
+) -> anyhow::Result<()> {
+    let (t, _) = model::load(file, false)?;
+    let info = ntuple::pack::pack(&t, out, step, drop_within, part_bytes.0)?;
+    let output = PackOutput {
+        file: out.display().to_string(),
+        pack: &info,
+    };
+    // Through a `Value`, as this output always has been: it prints the pack's f32 fields as
+    // their f64 widening (`0.0005000000237487257`), where serialising them directly would
+    // print `0.0005`.
+    let j = serde_json::to_value(output).expect("json");
+    print_line(&serde_json::to_string_pretty(&j).expect("json"))
+}
+
+/// `model unpack`: write the model a pack describes and say what it holds.
+fn model_unpack(file: &Path, out: &Path) -> anyhow::Result<()> {
+    let (info, sha) = ntuple::pack::unpack_to(file, out)?;
+    print_line(&format!(
+        "wrote {} as D7NTUP02 (layout {}, {} of {} entries from the pack, sha256 {sha})",
+        out.display(),
+        info.layout,
+        info.listed,
+        info.entries
+    ))
+}
+
+/// `model upgrade`: rewrite a model in the current format and say from what.
+fn model_upgrade(file: &Path, out: &Path, unverified: bool) -> anyhow::Result<()> {
+    let u = model::upgrade(file, out, unverified)?;
+    print_line(&format!(
+        "wrote {} as D7NTUP02 (layout {}, sha256 {}) from {} {} verified by {}",
+        out.display(),
+        u.layout,
+        u.sha256,
+        u.from,
+        file.display(),
+        u.checked_by
+    ))
+}
+
+/// `model edit`: the one edit chosen (clap's group makes it exactly one) applied to the
+/// never-updated entries, and the result written.
+fn model_edit(
+    file: &Path,
+    zero_untouched: bool,
+    class_mean: bool,
+    untouched_scale: Option<f32>,
+    out: &Path,
+) -> anyhow::Result<()> {
+    if !zero_untouched && !class_mean && untouched_scale.is_none() {
+        bail!("model edit: choose --zero-untouched, --class-mean or --untouched-scale F");
+    }
+    let (t, _) = model::load(file, false)?;
+    let n = if zero_untouched {
+        model::zero_untouched(&t)
+    } else if let Some(f) = untouched_scale {
+        model::scale_untouched(&t, f)
+    } else {
+        model::class_mean(&t)
+    };
+    let hash = model::save(&t, out, false)?;
+    print_line(&format!(
+        "{n} entries changed; wrote {} (sha256 {hash})",
+        out.display()
+    ))
+}
+
+/// `model average`: the entry-by-entry mean of two models of one layout, written.
+fn model_average(first: &Path, second: &Path, out: &Path) -> anyhow::Result<()> {
+    let context = || format!("averaging {} with {}", first.display(), second.display());
+    let (a, n) = model::average_files(first, second).with_context(context)?;
+    let hash = model::save(&a, out, false)?;
+    print_line(&format!(
+        "{n} entries changed; wrote {} (sha256 {hash})",
+        out.display()
+    ))
+}
+
+/// `model promote`: the tables copied into fill buckets, written.
+fn model_promote(file: &Path, fill: FillArg, out: &Path) -> anyhow::Result<()> {
+    let fill = match fill {
+        FillArg::Occ5 => Fill::Occ5,
+        FillArg::Hgt5 => Fill::Hgt5,
+    };
+    let (t, _) = model::load(file, false)?;
+    let p = model::promote(&t, fill, false)?;
+    drop(t);
+    let hash = model::save(&p, out, false)?;
+    print_line(&format!(
+        "wrote {} with layout {} (sha256 {hash})",
+        out.display(),
+        p.layout
+    ))
+}
+
+/// `model curve`: the run's progress.jsonl drawn as training-curve.svg beside it.
+fn model_curve(dir: &Path) -> anyhow::Result<()> {
+    let records = ntuple::train::read_progress(&dir.join("progress.jsonl"))?;
+    let svg = ntuple::train::training_curve(&records);
+    let p = dir.join("training-curve.svg");
+    evidence::atomic_write(&p, svg.as_bytes()).with_context(|| "writing the curve")?;
+    print_line(&format!("wrote {}", p.display()))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod learn;
 mod mechanics;
 mod output;
 mod play;
+mod progress;
 mod screen;
 mod serve;
 

@@ -12,6 +12,7 @@ use drop7::runner::{time_decisions, trace_random_block};
 use drop7::seeds::{SeedBlock, parse_seed};
 use drop7::trace::traced_move;
 use ntuple::policy::PolicySpec;
+use serde::Serialize;
 
 use crate::args::{BoardArg, ModelArg};
 use crate::output::{print_line, write_line};
@@ -119,6 +120,33 @@ pub struct BenchArgs {
     model: ModelArg,
 }
 
+/// `bench --json` of the simulator: one compact object, keys in this order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SimulatorBench {
+    start: String,
+    games: u64,
+    moves: u64,
+    score: u64,
+    seconds: f64,
+    moves_per_second: f64,
+    threads: u32,
+}
+
+/// `bench --policy … --json`: one compact object, keys in this order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PolicyBench<'a> {
+    policy: &'a str,
+    start: String,
+    decisions: u32,
+    seconds_per_decision: f64,
+    worst_seconds: f64,
+    work_per_decision: f64,
+    work_per_second: f64,
+    threads: u32,
+}
+
 pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
     if let Some(spec) = &a.policy {
         return bench_policy(&a, spec);
@@ -129,11 +157,16 @@ pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
     let secs = t0.elapsed().as_secs_f64();
     let mps = totals.moves as f64 / secs;
     if a.json {
-        let j = serde_json::json!({
-            "start": seed_hex(a.start), "games": totals.games, "moves": totals.moves,
-            "score": totals.score, "seconds": secs, "movesPerSecond": mps, "threads": 1,
-        });
-        print_line(&j.to_string())
+        let j = SimulatorBench {
+            start: seed_hex(a.start),
+            games: totals.games,
+            moves: totals.moves,
+            score: totals.score,
+            seconds: secs,
+            moves_per_second: mps,
+            threads: 1,
+        };
+        print_line(&serde_json::to_string(&j).expect("a bench serialises"))
     } else {
         print_line(&format!(
             "seeds {block}  games {}  moves {}  total score {}\ntime {secs:.3} s  {:.2} M moves/s  {:.0} games/s (1 thread)",
@@ -149,19 +182,24 @@ pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
 /// Time single-thread decisions of a policy along its own games from `start`.
 fn bench_policy(a: &BenchArgs, spec: &PolicySpec) -> anyhow::Result<()> {
     let mut policy = a.model.factory(spec)?();
-    let bar = indicatif::ProgressBar::new(a.decisions as u64);
+    let bar = crate::progress::decisions_bar(a.decisions as u64);
     let t = time_decisions(policy.as_mut(), a.start, a.decisions, || bar.inc(1))?;
     bar.finish_and_clear();
     let n = t.decisions as f64;
     let per = t.seconds / n;
     let name = policy.name();
     if a.json {
-        print_line(
-            &serde_json::json!({"policy": name, "start": seed_hex(a.start), "decisions": t.decisions,
-                "secondsPerDecision": per, "worstSeconds": t.worst_seconds,
-                "workPerDecision": t.work as f64 / n, "workPerSecond": t.work as f64 / t.seconds, "threads": 1})
-            .to_string(),
-        )
+        let j = PolicyBench {
+            policy: name,
+            start: seed_hex(a.start),
+            decisions: t.decisions,
+            seconds_per_decision: per,
+            worst_seconds: t.worst_seconds,
+            work_per_decision: t.work as f64 / n,
+            work_per_second: t.work as f64 / t.seconds,
+            threads: 1,
+        };
+        print_line(&serde_json::to_string(&j).expect("a bench serialises"))
     } else {
         print_line(&format!(
             "{name}: {} decisions from {}  {:.1} ms/decision (worst {:.1} ms)  work/decision {:.0}  {:.2} M work/s (1 thread)",

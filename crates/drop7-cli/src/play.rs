@@ -10,8 +10,9 @@ use drop7::screen::{CohortSummary, MAX_BLOCK_GAMES};
 use drop7::seeds::Shard;
 use ntuple::policy::PolicySpec;
 
-use crate::args::{BlockBar, ModelArg};
+use crate::args::ModelArg;
 use crate::output::print_line;
+use crate::progress::BlockBar;
 
 #[derive(Args)]
 pub struct PlayArgs {

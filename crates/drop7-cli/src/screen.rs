@@ -3,17 +3,20 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use drop7::SeedBlock;
 use drop7::lease::{Ledger, Role};
-use drop7::screen::{ScreenOutcome, ScreenPlan, markdown, prepare_screen, run_screen};
+use drop7::screen::{
+    ScreenOutcome, ScreenPlan, ScreenReport, markdown, prepare_screen, run_screen,
+};
 use drop7::seeds::Shard;
 use drop7::slurm::ScreenJob;
-use ntuple::policy::PolicySpec;
+use ntuple::policy::{PolicySpec, contrast_indices};
 
-use crate::args::{BlockBar, ModelArg};
+use crate::args::ModelArg;
 use crate::output::{print_line, print_text};
+use crate::progress::BlockBar;
 
 #[derive(Args)]
 pub struct ScreenArgs {
@@ -70,6 +73,8 @@ pub struct ScreenArgs {
     model: ModelArg,
 }
 
+/// `drop7 screen`: map the flags to a [`ScreenPlan`], then run it (or one shard of it), or
+/// record it and print a Slurm script with `--emit-slurm`.
 pub fn screen(a: ScreenArgs) -> anyhow::Result<()> {
     if a.out.exists() && !a.out.is_dir() {
         bail!(
@@ -77,23 +82,11 @@ pub fn screen(a: ScreenArgs) -> anyhow::Result<()> {
             a.out.display()
         );
     }
-    let find = |n: &str| -> anyhow::Result<usize> {
-        let spec: PolicySpec = n.parse()?;
-        a.arms
-            .iter()
-            .position(|p| *p == spec)
-            .ok_or_else(|| anyhow!("--contrast names `{n}`, which is not one of --arms"))
-    };
     let contrasts = a
         .contrast
         .iter()
-        .map(|c| {
-            let (x, y) = c
-                .split_once(':')
-                .ok_or_else(|| anyhow!("bad --contrast `{c}`: expected CANDIDATE:REFERENCE"))?;
-            Ok((find(x)?, find(y)?))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .map(|c| contrast_indices(c, &a.arms))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut models = a.model.models();
     let arms = a
         .arms
@@ -112,40 +105,49 @@ pub fn screen(a: ScreenArgs) -> anyhow::Result<()> {
         shard: a.shard,
     };
     if let Some(n) = a.emit_slurm {
-        if a.seeds.count() < n as u64 {
-            bail!(
-                "--emit-slurm {n}: the block {} has fewer seeds than shards",
-                a.seeds
-            );
-        }
-        // everything the script needs is checked before the block is opened
-        let script = slurm_script(&a, n)?;
-        let lease = prepare_screen(&plan)?;
-        // Slurm opens the tasks' log files there before the first task starts
-        let shards = a.out.join("shards");
-        std::fs::create_dir_all(&shards).with_context(|| shards.display().to_string())?;
-        eprintln!(
-            "opened lease `{lease}` and recorded the screen in {}",
-            a.out.display()
-        );
-        return print_text(&script);
+        return emit_slurm(&a, &plan, n);
     }
-    let report = match run_screen(&plan, &bar)? {
-        ScreenOutcome::Report(r) => r,
-        ScreenOutcome::Shard { shard, block, dir } => {
-            bar.finish();
-            return print_line(&format!(
-                "shard {shard} ({block}) done in {}; merge with `drop7 merge screen {}` when every shard is",
-                dir.display(),
-                a.out.display()
-            ));
-        }
-    };
+    let outcome = run_screen(&plan, &bar)?;
     bar.finish();
-    if a.json {
-        print_line(&serde_json::to_string_pretty(&report).expect("a report serialises"))
+    match outcome {
+        ScreenOutcome::Report(r) => print_report(&r, a.json),
+        ScreenOutcome::Shard { shard, block, dir } => print_line(&format!(
+            "shard {shard} ({block}) done in {}; merge with `drop7 merge screen {}` when every shard is",
+            dir.display(),
+            a.out.display()
+        )),
+    }
+}
+
+/// `screen --emit-slurm N`: everything the script needs is checked, then the block is opened
+/// and the screen recorded (so the shards resume one screen), then the script is printed.
+fn emit_slurm(a: &ScreenArgs, plan: &ScreenPlan<'_>, n: u32) -> anyhow::Result<()> {
+    if a.seeds.count() < n as u64 {
+        bail!(
+            "--emit-slurm {n}: the block {} has fewer seeds than shards",
+            a.seeds
+        );
+    }
+    // everything the script needs is checked before the block is opened
+    let script = slurm_script(a, n)?;
+    let lease = prepare_screen(plan)?;
+    // Slurm opens the tasks' log files there before the first task starts
+    let shards = a.out.join("shards");
+    std::fs::create_dir_all(&shards).with_context(|| shards.display().to_string())?;
+    eprintln!(
+        "opened lease `{lease}` and recorded the screen in {}",
+        a.out.display()
+    );
+    print_text(&script)
+}
+
+/// A screen's report on stdout: report.json's text with `--json`, else the Markdown report
+/// (`screen` and `merge screen` print the same).
+fn print_report(report: &ScreenReport, json: bool) -> anyhow::Result<()> {
+    if json {
+        print_line(&serde_json::to_string_pretty(report).expect("a report serialises"))
     } else {
-        print_text(&markdown(&report))
+        print_text(&markdown(report))
     }
 }
 
@@ -199,14 +201,7 @@ enum MergeWhat {
 
 pub fn merge(a: MergeArgs) -> anyhow::Result<()> {
     match a.what {
-        MergeWhat::Screen { out, json } => {
-            let report = drop7::screen::merge_screen(&out)?;
-            if json {
-                print_line(&serde_json::to_string_pretty(&report).expect("a report serialises"))
-            } else {
-                print_text(&markdown(&report))
-            }
-        }
+        MergeWhat::Screen { out, json } => print_report(&drop7::screen::merge_screen(&out)?, json),
         MergeWhat::Play { file, seeds, force } => {
             let m = drop7::runner::merge_play_file(&file, seeds, force)?;
             print_line(&format!(

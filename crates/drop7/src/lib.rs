@@ -15,6 +15,7 @@
 //! | [`trace`] | the reference trace/step JSON records |
 //! | [`fair_leaf`] | the frozen 18-term fair leaf |
 //! | [`search`] | expectimax dNsK over any [`search::Leaf`]: strata, table, work |
+//! | [`memory`] | what this process may still allocate (MemAvailable, cgroup, `ulimit -v`) |
 //! | [`policy`] | the [`policy::Policy`] trait, built-in policies by name |
 //! | [`runner`] | the game loop, the resumable parallel block runner, benchmarks' loops |
 //! | [`lease`] | the seed ledger: blocks opened once, roles kept apart |
@@ -25,6 +26,7 @@ pub mod board;
 pub mod fair_leaf;
 pub mod game;
 pub mod lease;
+pub mod memory;
 pub mod policy;
 pub mod protocol;
 pub mod rng;

@@ -109,6 +109,12 @@ pub fn parse_depth_samples(s: &str) -> Option<(u32, u32)> {
     ((1..=8).contains(&d) && (1..=64).contains(&k)).then_some((d, k))
 }
 
+/// [`parse_depth_samples`] with a refusal that says what is accepted (a training run's
+/// `--validation-search`).
+pub fn depth_samples(s: &str) -> Result<(u32, u32), PolicyError> {
+    parse_depth_samples(s).ok_or_else(|| PolicyError::DepthSamples(s.to_owned()))
+}
+
 /// Parse a search name: `dNsK` (e.g. `d3s7`), optionally `-topJ` (e.g. `d4s7-top3`): at the
 /// last depth only the J root columns the previous iteration valued best are searched
 /// ([`SearchConfig::final_top`], J 1–6; a risky shortcut priced by `drop7 topk`).
@@ -165,6 +171,10 @@ pub enum PolicyError {
         "`trace-random` draws from the game seed, which a policy may not see: it exists only for `drop7 trace` and `drop7 bench`; use `random` to play games"
     )]
     NotAPolicy,
+    #[error("`{0}` is not dNsK with depth 1-8 and samples 1-64, e.g. d3s7")]
+    DepthSamples(String),
+    #[error("`{0}` is not a search: expected fair-dNsK[-topJ], e.g. fair-d3s7")]
+    NotASearch(String),
 }
 
 /// Names this crate knows.
@@ -208,6 +218,41 @@ impl std::fmt::Display for BuiltinPolicy {
                 top,
             } => write!(f, "fair-d{depth}s{samples}{}", top_suffix(*top)),
         }
+    }
+}
+
+/// A fair search named as a policy, `fair-dNsK[-topJ]` (`drop7 search --policy`, a batch
+/// line's `"policy"`): the fields of [`BuiltinPolicy::Fair`], every other policy refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FairSearch {
+    pub depth: u32,
+    pub samples: u32,
+    /// `-topJ`: only the J best root columns at the last depth.
+    pub top: Option<u32>,
+}
+
+impl std::str::FromStr for FairSearch {
+    type Err = PolicyError;
+    fn from_str(s: &str) -> Result<Self, PolicyError> {
+        match s.parse::<BuiltinPolicy>()? {
+            BuiltinPolicy::Fair {
+                depth,
+                samples,
+                top,
+            } => Ok(Self {
+                depth,
+                samples,
+                top,
+            }),
+            other => Err(PolicyError::NotASearch(other.to_string())),
+        }
+    }
+}
+
+impl FairSearch {
+    /// The search's configuration, as the `fair-…` policy of the same name searches.
+    pub fn config(self) -> SearchConfig {
+        SearchConfig::fair(self.depth, self.samples).with_top(self.top)
     }
 }
 
@@ -317,5 +362,36 @@ mod tests {
         let r = play("random").unwrap();
         assert_eq!(play("random"), Some(r), "deterministic");
         assert_eq!(p("fair-d2s7").factory().unwrap()().name(), "fair-d2s7");
+    }
+
+    /// `dNsK` alone (a validation search) and `fair-dNsK[-topJ]` as a search, refused with
+    /// the messages the command line prints.
+    #[test]
+    fn searches_by_name() {
+        assert_eq!(depth_samples("d3s7"), Ok((3, 7)));
+        assert_eq!(depth_samples("d8s64"), Ok((8, 64)));
+        assert_eq!(
+            depth_samples("d9s9").unwrap_err().to_string(),
+            "`d9s9` is not dNsK with depth 1-8 and samples 1-64, e.g. d3s7"
+        );
+        assert_eq!(
+            "fair-d4s7-top3".parse::<FairSearch>(),
+            Ok(FairSearch {
+                depth: 4,
+                samples: 7,
+                top: Some(3)
+            })
+        );
+        let c = "fair-d4s5-top2".parse::<FairSearch>().unwrap().config();
+        assert_eq!((c.depth, c.samples, c.final_top), (4, 5, Some(2)));
+        assert_eq!(c.table, crate::search::TableKind::Direct(1 << 20));
+        assert_eq!(
+            "random".parse::<FairSearch>().unwrap_err().to_string(),
+            "`random` is not a search: expected fair-dNsK[-topJ], e.g. fair-d3s7"
+        );
+        assert_eq!(
+            "fair-d9s7".parse::<FairSearch>(),
+            Err(PolicyError::Search("d9s7".into()))
+        );
     }
 }

@@ -278,6 +278,74 @@ pub fn direct_table_bytes(entries: usize) -> u64 {
     entries.max(1).next_power_of_two() as u64 * std::mem::size_of::<Slot>() as u64
 }
 
+/// The largest direct-mapped table a [`TableChoice`] names: 2²⁶ entries, 3.2 GB (the
+/// reference's largest is 2²⁰).
+pub const MAX_DIRECT_ENTRIES: usize = 1 << 26;
+
+/// A transposition table chosen by name (`drop7 search --table`): `default` (`None`: keep
+/// the configuration's own table), `none`, `exact`, or a direct-mapped table of 1 to
+/// [`MAX_DIRECT_ENTRIES`] entries. A size is refused while it is parsed if the memory it
+/// takes and [`crate::memory::HEADROOM`] are not available, so that the refusal is one line
+/// naming both instead of an allocation failure in the middle of a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableChoice(pub Option<TableKind>);
+
+/// A `--table` value that names no table, or one this machine cannot hold.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TableChoiceError {
+    #[error("`{0}` is not none, exact, default or an entry count")]
+    Unknown(String),
+    #[error("a table of {0} entries: use 1 to {MAX_DIRECT_ENTRIES}")]
+    Size(String),
+    #[error(
+        "a table of {entries} entries needs {need_gb:.1} GB and only {free_gb:.1} GB is available"
+    )]
+    Memory {
+        entries: String,
+        need_gb: f64,
+        free_gb: f64,
+    },
+}
+
+impl std::str::FromStr for TableChoice {
+    type Err = TableChoiceError;
+    fn from_str(s: &str) -> Result<Self, TableChoiceError> {
+        let kind = match s {
+            "default" => return Ok(Self(None)),
+            "none" => TableKind::None,
+            "exact" => TableKind::Exact,
+            n => {
+                let entries: usize = n
+                    .parse()
+                    .map_err(|_| TableChoiceError::Unknown(n.to_owned()))?;
+                if !(1..=MAX_DIRECT_ENTRIES).contains(&entries) {
+                    return Err(TableChoiceError::Size(n.to_owned()));
+                }
+                let need = direct_table_bytes(entries);
+                if let Some(free) = crate::memory::shortfall(need) {
+                    return Err(TableChoiceError::Memory {
+                        entries: n.to_owned(),
+                        need_gb: need as f64 / 1e9,
+                        free_gb: free as f64 / 1e9,
+                    });
+                }
+                TableKind::Direct(entries)
+            }
+        };
+        Ok(Self(Some(kind)))
+    }
+}
+
+impl TableChoice {
+    /// `cfg` with this table (unchanged for `default`).
+    pub fn apply(self, cfg: SearchConfig) -> SearchConfig {
+        match self.0 {
+            Some(table) => SearchConfig { table, ..cfg },
+            None => cfg,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     key: Key,
@@ -688,6 +756,68 @@ mod tests {
         assert_eq!(top_columns(&q, 1), 1 << 3);
         assert_eq!(top_columns(&q, 2), 1 << 3 | 1 << 2);
         assert_eq!(top_columns(&q, 4), ALL_COLUMNS);
+    }
+
+    /// `--table` names: the three words, a size within the bound, and the refusals with the
+    /// messages the command line prints (`drop7 search --table`).
+    #[test]
+    fn table_choices_parse_or_are_refused() {
+        let parse = |s: &str| s.parse::<TableChoice>();
+        assert_eq!(parse("default"), Ok(TableChoice(None)));
+        assert_eq!(parse("none"), Ok(TableChoice(Some(TableKind::None))));
+        assert_eq!(parse("exact"), Ok(TableChoice(Some(TableKind::Exact))));
+        let refusal = |s: &str| parse(s).unwrap_err().to_string();
+        assert_eq!(refusal("0"), "a table of 0 entries: use 1 to 67108864");
+        assert_eq!(
+            refusal("67108865"),
+            "a table of 67108865 entries: use 1 to 67108864"
+        );
+        assert_eq!(
+            refusal("18446744073709551615"),
+            "a table of 18446744073709551615 entries: use 1 to 67108864"
+        );
+        assert_eq!(
+            refusal("-5"),
+            "`-5` is not none, exact, default or an entry count"
+        );
+        assert_eq!(
+            refusal("1e3"),
+            "`1e3` is not none, exact, default or an entry count"
+        );
+        assert_eq!(
+            refusal(" none"),
+            "` none` is not none, exact, default or an entry count"
+        );
+        let memory = TableChoiceError::Memory {
+            entries: "67108864".into(),
+            need_gb: 3.221225472,
+            free_gb: 2.0,
+        };
+        assert_eq!(
+            memory.to_string(),
+            "a table of 67108864 entries needs 3.2 GB and only 2.0 GB is available"
+        );
+        // 48 bytes an entry: a machine without 1 GiB to spare refuses even one entry
+        match parse("1") {
+            Ok(choice) => assert_eq!(choice, TableChoice(Some(TableKind::Direct(1)))),
+            Err(e) => assert!(matches!(e, TableChoiceError::Memory { .. }), "{e}"),
+        }
+        let deployment = SearchConfig::fair(3, 7);
+        assert_eq!(TableChoice(None).apply(deployment), deployment);
+        let exact = TableChoice(Some(TableKind::Exact)).apply(deployment);
+        assert_eq!(exact.table, TableKind::Exact);
+        assert_eq!((exact.depth, exact.samples), (3, 7));
+    }
+
+    proptest::proptest! {
+        /// Any `--table` text: a choice or a refusal, never a panic; accepted sizes are
+        /// within the bound.
+        #[test]
+        fn table_values_parse_or_are_refused(text in "\\PC{0,24}|[0-9]{1,22}") {
+            if let Ok(TableChoice(Some(TableKind::Direct(n)))) = text.parse::<TableChoice>() {
+                proptest::prop_assert!((1..=MAX_DIRECT_ENTRIES).contains(&n));
+            }
+        }
     }
 
     #[test]

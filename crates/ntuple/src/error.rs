@@ -23,6 +23,9 @@ pub enum Error {
     LayoutsDiffer(String, String),
     #[error("layout `{0}` already has fill buckets")]
     AlreadyFilled(String),
+    /// A factor for never-updated entries ([`crate::model::untouched_scale`]) outside 0 to 1.
+    #[error("`{0}` is not a number from 0 to 1 (0 = zero, 1 = unchanged)")]
+    UntouchedScale(String),
     /// A policy name or model reference that does not parse or resolve.
     #[error("{0}")]
     Policy(String),

@@ -916,6 +916,16 @@ pub fn scale_untouched(t: &Tables, f: f32) -> u64 {
     n
 }
 
+/// The factor `f` of [`scale_untouched`] as a command line writes it: a number from 0 to 1
+/// (spaces around it ignored).
+pub fn untouched_scale(s: &str) -> Result<f32, Error> {
+    s.trim()
+        .parse::<f32>()
+        .ok()
+        .filter(|f| (0.0..=1.0).contains(f))
+        .ok_or_else(|| Error::UntouchedScale(s.to_owned()))
+}
+
 /// "Class-mean" edit: within each table (one placement, one phase, one fill bucket) every
 /// never-updated entry becomes the mean of that table's updated entries (left alone if the
 /// table has none). Returns how many entries changed.
@@ -1030,6 +1040,21 @@ pub fn promote(t: &Tables, fill: crate::layout::Fill, trainable: bool) -> Result
 mod tests {
     use super::*;
     use crate::tables::OPTIMISTIC_TOTAL;
+
+    /// The untouched-entry factor: 0 to 1 inclusive, anything else (NaN, words, 1.5) refused
+    /// with the message `drop7 model edit --untouched-scale` prints.
+    #[test]
+    fn untouched_scale_is_a_number_from_0_to_1() {
+        assert_eq!(untouched_scale("0").unwrap(), 0.0);
+        assert_eq!(untouched_scale(" 0.25 ").unwrap(), 0.25);
+        assert_eq!(untouched_scale("1").unwrap(), 1.0);
+        for bad in ["1.5", "-0.1", "NaN", "half", ""] {
+            assert_eq!(
+                untouched_scale(bad).unwrap_err().to_string(),
+                format!("`{bad}` is not a number from 0 to 1 (0 = zero, 1 = unchanged)")
+            );
+        }
+    }
 
     /// A fresh directory removed on drop, and `name` in it.
     fn tmp(name: &str) -> (tempfile::TempDir, PathBuf) {

@@ -181,6 +181,27 @@ impl PolicySpec {
     }
 }
 
+/// The (candidate, reference) arm indices of a screen contrast written
+/// `CANDIDATE:REFERENCE` (`drop7 screen --contrast`), each side a policy as `--arms` names
+/// it. The text is split at its first `:`; the candidate is parsed and looked up in `arms`
+/// before the reference, so the first fault in the text is the one reported.
+pub fn contrast_indices(text: &str, arms: &[PolicySpec]) -> Result<(usize, usize), Error> {
+    let (candidate, reference) = text.split_once(':').ok_or_else(|| {
+        Error::Policy(format!(
+            "bad --contrast `{text}`: expected CANDIDATE:REFERENCE"
+        ))
+    })?;
+    let find = |name: &str| -> Result<usize, Error> {
+        let spec: PolicySpec = name.parse()?;
+        arms.iter().position(|p| *p == spec).ok_or_else(|| {
+            Error::Policy(format!(
+                "--contrast names `{name}`, which is not one of --arms"
+            ))
+        })
+    };
+    Ok((find(candidate)?, find(reference)?))
+}
+
 /// What [`PolicySpec::full_search`] returns: depth, samples, and the n-tuple tables (or
 /// `None` for the fair leaf).
 pub type FullSearch = (u32, u32, Option<Arc<Tables>>);
@@ -338,6 +359,37 @@ mod tests {
                 .to_string();
             assert!(e.contains(want), "{bad}: {e}");
         }
+    }
+
+    /// A contrast names two arms by index, candidate first; the first fault in its text is
+    /// the one reported, with the message `drop7 screen` prints.
+    #[test]
+    fn contrasts_name_two_arms() {
+        let arms = [spec("center"), spec("leftmost"), spec("fair-d2s7")];
+        assert_eq!(contrast_indices("fair-d2s7:center", &arms).unwrap(), (2, 0));
+        assert_eq!(
+            contrast_indices("leftmost:fair-d2s7", &arms).unwrap(),
+            (1, 2)
+        );
+        // the same arm twice is the screen's to refuse
+        assert_eq!(contrast_indices("center:center", &arms).unwrap(), (0, 0));
+        let refusal = |text: &str| contrast_indices(text, &arms).unwrap_err().to_string();
+        assert_eq!(
+            refusal("center"),
+            "bad --contrast `center`: expected CANDIDATE:REFERENCE"
+        );
+        assert_eq!(
+            refusal("random:center"),
+            "--contrast names `random`, which is not one of --arms"
+        );
+        // the candidate's fault comes first, though the reference does not parse either
+        assert_eq!(
+            refusal("random:greedy"),
+            "--contrast names `random`, which is not one of --arms"
+        );
+        assert!(refusal("center:greedy").starts_with("unknown policy `greedy`"));
+        // split at the first colon
+        assert!(refusal("center:leftmost:x").starts_with("unknown policy `leftmost:x`"));
     }
 
     /// A model is loaded once for every policy that names it; arms are named by file name and

@@ -29,86 +29,28 @@ pub fn bytes_needed(layout: &Layout, with_coherence: bool) -> u64 {
     layout.total * if with_coherence { 12 } else { 4 }
 }
 
-/// Memory this process may still take, in bytes (None where unknown): `MemAvailable` from
-/// /proc/meminfo, lowered to what the cgroup's limit leaves (a container or a Slurm job sees
-/// the host's MemAvailable but is killed at its own limit; issue 36) and to the address space
-/// left under `RLIMIT_AS` (`ulimit -v`, where an allocation beyond it fails outright).
-pub fn available_memory() -> Option<u64> {
-    [meminfo_and_cgroup(), address_space_left()]
-        .into_iter()
-        .flatten()
-        .min()
-}
-
-/// The address space left under the soft `RLIMIT_AS`: the limit from /proc/self/limits less
-/// the process's `VmSize` (None when unlimited or unreadable).
-fn address_space_left() -> Option<u64> {
-    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = limits
-        .lines()
-        .find(|l| l.starts_with("Max address space"))?;
-    // `Max address space  <soft> <hard> bytes`; "unlimited" does not parse.
-    let soft: u64 = line.split_whitespace().nth(3)?.parse().ok()?;
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = status
-        .lines()
-        .find(|l| l.starts_with("VmSize:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(soft.saturating_sub(kb * 1024))
-}
-
-fn meminfo_and_cgroup() -> Option<u64> {
-    let meminfo = (|| {
-        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb * 1024)
-    })();
-    let read =
-        |path: &str| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
-    // cgroup v2, then v1 (an unlimited v2 limit reads "max", which does not parse).
-    let cgroup = [
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-        (
-            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-        ),
-    ]
-    .into_iter()
-    .find_map(|(limit, usage)| Some(read(limit)?.saturating_sub(read(usage)?)));
-    match (meminfo, cgroup) {
-        (Some(m), Some(c)) => Some(m.min(c)),
-        (m, c) => m.or(c),
-    }
-}
-
 /// Refuse to allocate what the machine cannot hold, with a message that says how much.
 pub fn check_memory(layout: &Layout, with_coherence: bool) -> Result<(), crate::Error> {
     let need = bytes_needed(layout, with_coherence);
-    if let Some(avail) = available_memory() {
-        // keep 1 GiB of headroom for the rest of the process and the OS
-        if need + (1 << 30) > avail {
-            return Err(crate::Error::Memory(format!(
-                "layout `{layout}` needs {:.1} GB ({} entries × {} bytes{}) but only {:.1} GB is available; use a smaller layout{}",
-                need as f64 / 1e9,
-                layout.total,
-                if with_coherence { 12 } else { 4 },
-                if with_coherence {
-                    ", weights + E + A accumulators"
-                } else {
-                    ""
-                },
-                avail as f64 / 1e9,
-                if with_coherence {
-                    " or load the weights without accumulators"
-                } else {
-                    ""
-                }
-            )));
-        }
+    // keep 1 GiB of headroom for the rest of the process and the OS
+    if let Some(avail) = drop7::memory::shortfall(need) {
+        return Err(crate::Error::Memory(format!(
+            "layout `{layout}` needs {:.1} GB ({} entries × {} bytes{}) but only {:.1} GB is available; use a smaller layout{}",
+            need as f64 / 1e9,
+            layout.total,
+            if with_coherence { 12 } else { 4 },
+            if with_coherence {
+                ", weights + E + A accumulators"
+            } else {
+                ""
+            },
+            avail as f64 / 1e9,
+            if with_coherence {
+                " or load the weights without accumulators"
+            } else {
+                ""
+            }
+        )));
     }
     Ok(())
 }
@@ -308,7 +250,7 @@ mod tests {
     fn memory_check_refuses_absurd_layouts() {
         let wide = Layout::parse("rows,cols,win23,win32,win24,win42,phase=all").unwrap();
         assert_eq!(bytes_needed(&wide, true), 69_600_000_000);
-        if available_memory().is_some_and(|m| m < 69_000_000_000) {
+        if drop7::memory::available_memory().is_some_and(|m| m < 69_000_000_000) {
             let e = check_memory(&wide, true).unwrap_err();
             assert!(e.to_string().contains("69.6 GB"), "{e}");
         }
