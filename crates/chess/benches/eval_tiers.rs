@@ -94,8 +94,8 @@ fn super_lazy_scratch(bencher: divan::Bencher) {
     bencher.counter(ItemsCount::new(ps.len())).bench(|| {
         let mut acc = 0i32;
         for (b, _) in ps {
-            let a = chess::eval::super_lazy_terms(black_box(b));
-            acc = acc.wrapping_add(chess::eval::taper(b, &a));
+            let m = chess::eval::Material::from_board(black_box(b));
+            acc = acc.wrapping_add(chess::eval::super_lazy_score(b, &m));
         }
         acc
     });

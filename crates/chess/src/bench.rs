@@ -17,7 +17,7 @@ pub const DEFAULT_BENCH_DEPTH: i32 = 15;
 pub(crate) const BENCH_HASH_MB: usize = 16;
 
 /// Opening, middlegame (WAC/STS positions — facts, not code) and endgame positions.
-pub(crate) const BENCH_FENS: &[&str] = &[
+pub const BENCH_FENS: &[&str] = &[
     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
     "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
     "r3r1k1/5pp1/p1p4p/2Pp4/8/q1NQP1BP/5PP1/4K2R b K - 0 1",

@@ -191,7 +191,7 @@ impl LazyMargins {
 
     /// The exit `tier` takes with `score`, if any.
     #[inline]
-    pub(crate) fn exit(
+    pub fn exit(
         &self,
         tier: Tier,
         my: usize,

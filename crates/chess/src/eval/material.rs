@@ -78,7 +78,7 @@ impl Material {
     /// `mv.from` (the caller has it already). Castling (king takes own rook in cozy-chess),
     /// en passant and promotions included.
     #[inline]
-    pub(crate) fn after(&self, board: &Board, mv: Move, moved: Piece) -> Self {
+    pub fn after(&self, board: &Board, mv: Move, moved: Piece) -> Self {
         let us = board.side_to_move();
         let mut m = *self;
         if board.colors(us).has(mv.to) {

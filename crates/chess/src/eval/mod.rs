@@ -374,7 +374,7 @@ impl Evaluator {
     /// Evaluate tier by tier and stop at the first tier that decides the node: super-lazy
     /// (incremental material, two table lookups), then lazy (+ pawn hash), then full.
     #[inline]
-    pub(crate) fn bounded(
+    pub fn bounded(
         &mut self,
         board: &Board,
         mat: &Material,
