@@ -589,8 +589,9 @@ fn spsa_main(args: &SpsaArgs) -> Result<(), Failure> {
 fn spsa_config(args: &SpsaArgs) -> Result<SpsaConfig, Failure> {
     let engine = EngineSpec::parse(&args.engine)
         .unwrap_or_else(|e| usage_error(ErrorKind::ValueValidation, format!("--engine: {e}")));
-    let text = std::fs::read_to_string(&args.params)
-        .with_context(|| format!("--params {}", args.params.display()))?;
+    // A parameter a line: 16 MB is far beyond any tune, and /dev/zero is not a parameter file.
+    let text = fileio::read_to_string(&args.params, 16 << 20)
+        .map_err(|e| anyhow::anyhow!("--params {}: {}", args.params.display(), e.into_io()))?;
     let params = arbiter::spsa::parse_params(&text)
         .map_err(|e| anyhow::anyhow!("--params {}: {e}", args.params.display()))?;
     let limit = args

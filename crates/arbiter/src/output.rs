@@ -120,14 +120,14 @@ impl PgnWriter {
             let (tx, rx) = std::sync::mpsc::channel();
             let p = path.to_owned();
             std::thread::spawn(move || {
-                let _ = tx.send(evidence::open_append(&p));
+                let _ = tx.send(fileio::open_append_stream(&p));
             });
             match rx.recv_timeout(FIFO_OPEN_WAIT) {
                 Ok(r) => r.map_err(|e| err(e.into_io().to_string()))?,
                 Err(_) => return Err(err("is a pipe that nobody reads".into())),
             }
         } else {
-            evidence::open_append(path).map_err(|e| err(e.into_io().to_string()))?
+            fileio::open_append_stream(path).map_err(|e| err(e.into_io().to_string()))?
         };
         let regular = file.metadata().map_err(|e| err(e.to_string()))?.is_file();
         let mut separator = "";

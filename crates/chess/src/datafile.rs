@@ -6,24 +6,9 @@
 pub(crate) const MAX_DATA_FILE: u64 = 16 << 20;
 
 /// Read a data file named by an option: only a regular file (a FIFO would block the UCI
-/// loop, `/dev/zero` would never end) of at most [`MAX_DATA_FILE`] bytes.
+/// loop, `/dev/zero` would never end) of at most [`MAX_DATA_FILE`] bytes ([`fileio`]).
 pub(crate) fn read_data_file(path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    if meta.len() > MAX_DATA_FILE {
-        return Err(std::io::Error::other(format!(
-            "{} bytes, more than a table file can have ({MAX_DATA_FILE})",
-            meta.len()
-        )));
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(MAX_DATA_FILE)
-        .read_to_string(&mut text)?;
-    Ok(text)
+    fileio::read_to_string(path, MAX_DATA_FILE).map_err(fileio::FileError::into_io)
 }
 
 /// FNV-1a, 64 bits: a checksum with no dependency, stable on every machine.

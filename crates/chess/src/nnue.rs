@@ -259,17 +259,8 @@ impl Network {
 
     /// Read a network file named by the `EvalFile` option (a regular file, bounded size).
     pub fn load(path: &std::path::Path) -> Result<Self, String> {
-        let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-        if !meta.is_file() {
-            return Err("not a regular file".into());
-        }
-        if meta.len() > Self::file_len(MAX_HIDDEN, MAX_BUCKETS) as u64 {
-            return Err(format!(
-                "{} bytes, more than a network file can have",
-                meta.len()
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+        let limit = Self::file_len(MAX_HIDDEN, MAX_BUCKETS) as u64;
+        let bytes = fileio::read(path, limit).map_err(|e| e.into_io().to_string())?;
         Network::from_bytes(&bytes).map_err(|e| e.to_string())
     }
 

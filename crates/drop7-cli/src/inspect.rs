@@ -163,6 +163,7 @@ pub struct TopkArgs {
 /// The study as JSON: per k, how often the choice differs (Wilson and game-clustered
 /// bootstrap), the mean regret in points with its bootstrap upper bound, the work ratio.
 pub fn topk(a: TopkArgs) -> anyhow::Result<()> {
+    drop7::runner::check_threads(a.threads)?;
     let mut models = a.model.models();
     let (depth, samples, tables) = a.policy.full_search(&mut models).context("--policy")?;
     let mut player = a.games_policy.factory(&mut models)?();

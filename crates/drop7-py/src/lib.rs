@@ -379,6 +379,7 @@ fn play_batch<'py>(
         let mut models = Models::new(model);
         Some(spec.factory(&mut models).map_err(value_error)?)
     };
+    drop7::runner::check_threads(threads).map_err(value_error)?;
     let t = threads_for(threads, seeds.len());
     let results: Vec<(u64, u32, u64, u64, bool)> = py.detach(|| {
         let per = seeds.len().div_ceil(t).max(1);

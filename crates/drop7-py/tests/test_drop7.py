@@ -296,3 +296,12 @@ def test_model_features_and_values():
     recs = drop7.play("ntuple-1ply", "0x6c200000:4", model=str(TINY_MODEL))
     b = drop7.play_batch("ntuple-1ply", "0x6c200000:4", model=str(TINY_MODEL))
     assert [r["score"] for r in recs] == b["score"].tolist()
+
+
+def test_thread_counts_beyond_the_cap_raise_value_error():
+    # Issue 68, serious item 4: 3,000 threads raised PanicException (not caught by
+    # `except Exception`); the CLI's cap (4 per core) is a ValueError now, in both calls.
+    with pytest.raises(ValueError, match="use at most"):
+        drop7.play_batch("center", "0x6c200000:4", threads=3000)
+    with pytest.raises(ValueError, match="use at most"):
+        drop7.play("center", "0x6c200000:4", threads=3000)

@@ -336,6 +336,21 @@ pub struct BlockRun {
     pub seconds: f64,
 }
 
+/// The most worker threads a command may ask for: 4 per core. More only slows the work,
+/// and thousands fail to spawn (a panic, where every command should refuse with one line).
+pub fn max_threads() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Refuse a thread count over [`max_threads`] (0 is the caller's "all cores").
+pub fn check_threads(threads: usize) -> Result<(), RunError> {
+    let most = max_threads();
+    if threads > most {
+        return Err(RunError::Threads { threads, most });
+    }
+    Ok(())
+}
+
 /// Play every seed of `block` not yet in `opts.out`, in parallel, with policies from
 /// `factory` (one per worker); the arm is the policies' name. Each game is appended to the
 /// results file as one whole line as soon as it ends, under an exclusive lock on the file
@@ -347,13 +362,7 @@ pub fn run_block(
     opts: &RunOptions<'_>,
     observer: &dyn RunObserver,
 ) -> Result<BlockRun, RunError> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if opts.threads > 4 * cores {
-        return Err(RunError::Threads {
-            threads: opts.threads,
-            most: 4 * cores,
-        });
-    }
+    check_threads(opts.threads)?;
     let first = factory();
     let arm = first.name().to_owned();
     let writer = match opts.out {
@@ -381,7 +390,7 @@ pub fn run_block(
     let resumed = block.count() as usize - todo.len();
     observer.started(&arm, resumed, todo.len());
     let threads = match opts.threads {
-        0 => cores,
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
     .min(todo.len().max(1));

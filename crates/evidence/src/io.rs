@@ -64,15 +64,10 @@ impl EvidenceError {
     }
 }
 
-/// Write `bytes` to `path` so that readers see either the old file or the whole new one.
-///
-/// A uniquely named temporary file in the target's directory is written, flushed to disk and
-/// renamed over the target (so two processes saving at once never share a temporary file).
-/// A symbolic link is followed (its target is replaced, the link kept), and an existing target
-/// that is not a regular file (a device, a directory, a pipe) is refused rather than replaced.
-/// The new file gets the replaced file's permissions, or those of a plain `create` (0666
-/// less the umask) when there was none: a temporary file is private (0600), and a generated
-/// table or report renamed from it would otherwise be unreadable to everyone else.
+/// Write `bytes` to `path` so that readers see either the old file or the whole new one
+/// ([`fileio::write_atomic`]: a temporary file in the target's directory, flushed and renamed
+/// over it; a symbolic link is followed, a target that is not a regular file refused; the
+/// replaced file's permissions kept, or those of a plain `create`).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
     atomic_write_with(path, |f| f.write_all(bytes))
 }
@@ -82,76 +77,18 @@ pub fn atomic_write_with(
     path: &Path,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> Result<(), EvidenceError> {
-    let target = writable_target(path)?;
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let existing = std::fs::metadata(&target).ok().map(|m| m.permissions());
-    let prefix = format!(".{name}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        // Applied at creation, so the umask is honoured as for any new file.
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder
-        .tempfile_in(dir)
-        .map_err(|e| EvidenceError::io(path, e))?;
-    if let Some(perms) = existing {
-        tmp.as_file()
-            .set_permissions(perms)
-            .map_err(|e| EvidenceError::io(path, e))?;
-    }
-    write(tmp.as_file_mut())
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| EvidenceError::io(path, e))?;
-    tmp.persist(&target)
-        .map_err(|e| EvidenceError::io(path, e.error))?;
-    Ok(())
-}
-
-/// The path a replacing write should rename onto: `path` itself, or the file a symlink points
-/// at; an existing non-regular file is an error.
-fn writable_target(path: &Path) -> Result<PathBuf, EvidenceError> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(path.to_owned()),
-        Err(e) => Err(EvidenceError::io(path, e)),
-        Ok(m) if m.file_type().is_symlink() => {
-            let target = std::fs::read_link(path).map_err(|e| EvidenceError::io(path, e))?;
-            let target = match path.parent() {
-                Some(dir) if target.is_relative() => dir.join(target),
-                _ => target,
-            };
-            writable_target(&target)
-        }
-        Ok(m) if m.is_file() => Ok(path.to_owned()),
-        Ok(_) => Err(EvidenceError::io(
-            path,
-            std::io::Error::other("exists and is not a regular file; refusing to replace it"),
-        )),
-    }
+    fileio::write_atomic_with(path, write).map_err(|e| EvidenceError::io(path, e.into_io()))
 }
 
 /// Open `path` for appending (creating it and its directory), for logs written a record at a
 /// time (games, progress lines): a crash loses at most the record being written. Write each
 /// record with a single `write_all` of the whole line, so that concurrent appenders interleave
-/// whole lines, never pieces.
+/// whole lines, never pieces. An existing file must be a regular one ([`fileio::open_append`]).
 pub fn open_append(path: &Path) -> Result<std::fs::File, EvidenceError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| EvidenceError::io(dir, e))?;
-    }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| EvidenceError::io(path, e))
+    fileio::open_append(path).map_err(|e| {
+        let p = e.path().to_owned();
+        EvidenceError::io(&p, e.into_io())
+    })
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ pub use algorithm::{
     MAX_PAIRS, Param, ParamError, Perturbation, Schedule, parse_params, perturb, update,
 };
 pub use figure::figure;
-pub use run::{SpsaConfig, run};
+pub use run::{SpsaConfig, lock_path, run};
 pub use state::{
     FORMAT, FaultKinds, Setup, SpsaError, State, TrajectoryLine, Wdl, read_trajectory,
 };

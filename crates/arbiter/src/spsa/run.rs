@@ -83,6 +83,11 @@ fn side(base: &EngineSpec, name: &str, params: &[Param], values: &[f64]) -> Engi
 
 /// Run (or continue) a tune; returns the state it ended with (also in `cfg.state`).
 pub fn run(cfg: &SpsaConfig) -> Result<State, SpsaError> {
+    // One run at a time on a state: two `--resume`s would both play and both write it.
+    let _lock = fileio::lock(&lock_path(&cfg.state)).map_err(|e| SpsaError::State {
+        path: cfg.state.clone(),
+        reason: e.to_string(),
+    })?;
     let mut state = start_or_resume(cfg)?;
     prepare_trajectory(cfg, state.pairs_done)?;
     let order = crate::tournament::opening_order(
@@ -100,6 +105,13 @@ pub fn run(cfg: &SpsaConfig) -> Result<State, SpsaError> {
     }
     draw_svg(cfg, &state)?;
     Ok(state)
+}
+
+/// The lock file of a run's state, `STATE.lock`, held while the run goes on.
+pub fn lock_path(state: &Path) -> PathBuf {
+    let mut p = state.as_os_str().to_owned();
+    p.push(".lock");
+    p.into()
 }
 
 /// The state a run starts from. With --resume and an existing --state: that run's, refused
@@ -136,9 +148,9 @@ fn prepare_trajectory(cfg: &SpsaConfig, pairs_done: u64) -> Result<(), SpsaError
     if cfg.resume {
         read_trajectory(t, pairs_done)?;
     } else if t.exists() {
-        std::fs::write(t, b"").map_err(|e| SpsaError::Trajectory {
+        fileio::write_atomic(t, b"").map_err(|e| SpsaError::Trajectory {
             path: t.clone(),
-            reason: e.to_string(),
+            reason: e.into_io().to_string(),
         })?;
     }
     Ok(())

@@ -145,6 +145,9 @@ impl SpsaError {
     }
 }
 
+/// The largest state file read back (a line a parameter: far beyond any tune).
+const MAX_STATE_BYTES: u64 = 256 << 20;
+
 /// The state in `path`, refused unless it is a state file of this format whose parameters
 /// match its setup.
 pub(super) fn load_state(path: &Path) -> Result<State, SpsaError> {
@@ -152,7 +155,8 @@ pub(super) fn load_state(path: &Path) -> Result<State, SpsaError> {
         path: path.to_owned(),
         reason,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let text =
+        fileio::read_to_string(path, MAX_STATE_BYTES).map_err(|e| bad(e.into_io().to_string()))?;
     let s: State =
         serde_json::from_str(&text).map_err(|e| bad(format!("not a state file: {e}")))?;
     if s.format != FORMAT {
@@ -191,7 +195,7 @@ pub fn read_trajectory(path: &Path, pairs_done: u64) -> Result<Vec<TrajectoryLin
         path: path.to_owned(),
         reason,
     };
-    let f = match std::fs::File::open(path) {
+    let f = match fileio::open(path).map_err(fileio::FileError::into_io) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(bad(e.to_string())),

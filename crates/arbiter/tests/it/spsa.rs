@@ -224,3 +224,27 @@ fn faults_are_counted_by_kind_and_kept_as_pgn() {
         illegal + faults
     );
 }
+
+/// Issue 68, serious item 5: two runs on one state both played and both wrote it (55–60
+/// duplicate trajectory lines); now the second is refused while the first holds the lock,
+/// and a run goes on once the lock is free (a killed run's lock goes with its process).
+#[test]
+fn a_second_run_on_one_state_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let params = "x, int, 20, 0, 100, 6, 0.05\n";
+    let state = dir.path().join("s.json");
+    let held = fileio::lock(&arbiter::spsa::lock_path(&state)).unwrap();
+    let o = spsa(dir.path(), params, 4, &["--state", "s.json", "--resume"]);
+    refused(o.status, &stderr(&o), "locked by another run");
+    assert!(!state.exists(), "the refused run wrote a state");
+    drop(held);
+    let o = spsa(dir.path(), params, 4, &["--state", "s.json", "--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(value_pairs(&state), 4);
+}
+
+fn value_pairs(state: &Path) -> u64 {
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state).unwrap()).unwrap();
+    s["pairs_done"].as_u64().unwrap()
+}

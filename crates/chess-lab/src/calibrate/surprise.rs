@@ -3,8 +3,8 @@
 //! wrong. Rates per (depth, slack) with Wilson and position-clustered bootstrap intervals,
 //! Markdown and JSON.
 
-use crate::calibrate::probe::{CollectError, EvalChoice, command_line, config, run_probe};
 use crate::calibrate::probe::PositionCells;
+use crate::calibrate::probe::{CollectError, EvalChoice, command_line, config, run_probe};
 use crate::calibrate::runner::RunOpts;
 use crate::data::pool::{PoolPosition, read_pool};
 use chess::search::prune::{

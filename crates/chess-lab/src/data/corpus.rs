@@ -81,6 +81,18 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CorpusError + '_ {
     }
 }
 
+/// The most bytes a chunk (or the part being written) may have: chunks close at a few MB and
+/// the repository takes no file over 50 MB, so anything larger is not a chunk (`/dev/zero`
+/// named as one used to be read until memory ran out).
+pub const MAX_CHUNK_BYTES: u64 = 64 << 20;
+/// The most bytes a manifest may have (a line of about 300 bytes a chunk).
+const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
+/// A whole chunk file: a regular file of at most [`MAX_CHUNK_BYTES`] ([`fileio::read`]).
+fn read_bytes(path: &Path) -> Result<Vec<u8>, CorpusError> {
+    fileio::read(path, MAX_CHUNK_BYTES).map_err(|e| io(path)(e.into_io()))
+}
+
 /// How a game ended (one byte in the record).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[repr(u8)]
@@ -277,7 +289,7 @@ pub struct Chunk {
 /// [`Chunk::torn_at`] and left out; a record that is whole but wrong is an error naming the
 /// file and its offset.
 pub fn read_chunk(path: &Path) -> Result<Chunk, CorpusError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
+    let bytes = read_bytes(path)?;
     parse_chunk(path, &bytes)
 }
 
@@ -381,7 +393,7 @@ pub struct ManifestEntry {
 
 /// SHA-256 of a file, hex.
 pub fn sha256_file(path: &Path) -> Result<String, CorpusError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
+    let bytes = read_bytes(path)?;
     Ok(hex(&Sha256::digest(&bytes)))
 }
 
@@ -391,7 +403,7 @@ fn hex(d: &[u8]) -> String {
 
 /// The manifest entry of a closed chunk, from the chunk alone.
 pub fn describe_chunk(path: &Path) -> Result<ManifestEntry, CorpusError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
+    let bytes = read_bytes(path)?;
     let c = parse_chunk(path, &bytes)?;
     if let Some(at) = c.torn_at {
         return Err(CorpusError::Corrupt {
@@ -423,7 +435,7 @@ fn file_name(path: &Path) -> String {
 /// Read `DIR/manifest.jsonl` (empty if absent).
 pub fn read_manifest(dir: &Path) -> Result<Vec<ManifestEntry>, CorpusError> {
     let path = dir.join(MANIFEST);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match fileio::read_to_string(&path, MAX_MANIFEST_BYTES).map_err(|e| e.into_io()) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io(&path)(e)),
@@ -601,10 +613,8 @@ impl CorpusWriter {
         if self.part.is_none() {
             // The header goes to a temporary file renamed into place, so a part is never
             // seen without its whole header (a kill between the two writes).
-            let tmp = self.dir.join("current.part.tmp");
             let h = encode_header(&self.settings, &self.commit);
-            std::fs::write(&tmp, &h).map_err(io(&tmp))?;
-            std::fs::rename(&tmp, &path).map_err(io(&path))?;
+            fileio::write_atomic(&path, &h).map_err(|e| io(&path)(e.into_io()))?;
             self.part = Some(append(&path)?);
             self.part_len = h.len() as u64;
         }
@@ -670,11 +680,7 @@ impl CorpusWriter {
 }
 
 fn append(path: &Path) -> Result<std::fs::File, CorpusError> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(io(path))
+    fileio::open_append(path).map_err(|e| io(path)(e.into_io()))
 }
 
 /// Which positions a consumer takes from the games.
@@ -752,7 +758,7 @@ impl Loader {
         let mut counts = LoadCounts::default();
         for e in read_manifest(dir)? {
             let path = dir.join(&e.chunk);
-            let bytes = std::fs::read(&path).map_err(io(&path))?;
+            let bytes = read_bytes(&path)?;
             let found = hex(&Sha256::digest(&bytes));
             if found != e.sha256 {
                 return Err(CorpusError::Checksum {
@@ -917,6 +923,27 @@ impl CorpusArgs {
 mod tests {
     use super::*;
     use chess::board::legal_moves;
+
+    /// Issue 68, serious item 6: a device or a FIFO named as a chunk (or entered in a
+    /// manifest) was read until memory ran out, or forever; now it is refused at once.
+    #[test]
+    fn devices_and_fifos_are_not_chunks() {
+        for p in ["/dev/zero", "/dev/null"] {
+            let e = read_chunk(Path::new(p)).unwrap_err().to_string();
+            assert!(e.contains(p) && e.contains("not a regular file"), "{e}");
+            assert!(sha256_file(Path::new(p)).is_err());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("chunk-000001.bin");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = read_chunk(&fifo).unwrap_err().to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+        // A manifest that is a directory is refused, not read as empty.
+        std::fs::create_dir(dir.path().join(MANIFEST)).unwrap();
+        assert!(read_manifest(dir.path()).is_err());
+    }
 
     fn settings() -> Settings {
         Settings {

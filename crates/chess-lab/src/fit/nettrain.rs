@@ -18,7 +18,6 @@ use crate::data::corpus::{Filter, Loader, is_holdout};
 use chess::board::{Board, Color, Piece};
 use chess::board::{GOLDEN_GAMMA, mix64};
 use chess::nnue::{INPUTS, Network, QA, QB, SCALE, WEIGHT_CLIP, feature, flip};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -36,9 +35,14 @@ pub struct TrainNetArgs {
     )]
     pub corpus: Vec<PathBuf>,
     /// The network file to write after every epoch (e.g. data/chess/nets/actuary-2.nnue).
-    /// The run's state goes to FILE.train-state.
+    /// The run's state goes to FILE.train-state. Must be absent or a regular file; an
+    /// existing one is replaced only with --force or --resume (checked before the corpus is
+    /// loaded).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// Replace an existing --out file (a net is never overwritten by accident).
+    #[arg(long)]
+    pub force: bool,
     /// Hidden width H of the (768 → H)×2 → 1 network.
     #[arg(long, value_name = "H", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub hidden: u32,
@@ -582,20 +586,16 @@ impl Trainer {
     }
 }
 
-/// Write `bytes` to `path` through a temporary file and a rename (a crash leaves the old file).
+/// Write `bytes` to `path` whole or not at all, a regular file only ([`fileio::write_atomic`]).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
-    let io = |source| TrainError::Io {
+    fileio::write_atomic(path, bytes).map_err(|e| TrainError::Io {
         path: path.to_owned(),
-        source,
-    };
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+        source: e.into_io(),
+    })
 }
+
+/// The largest run state `--resume` reads: far beyond the widest net's weights and moments.
+const MAX_STATE_BYTES: u64 = 4 << 30;
 
 /// A loaded corpus: training positions, hold-out positions and the hand evaluation of each
 /// hold-out position (side to move's view), the baseline a network must beat.
@@ -698,9 +698,47 @@ impl TrainNetArgs {
         PathBuf::from(s)
     }
 
+    /// Refuse what would fail or destroy something, before the corpus is loaded: an `--out`
+    /// that is not a regular file (or its directory missing), an existing net without
+    /// `--force` or `--resume`, a state that `--resume` needs and lacks or a fresh run would
+    /// overwrite.
+    fn check_files(&self, state_path: &Path) -> Result<(), TrainError> {
+        let refuse = |path: &Path, message: &str| TrainError::State {
+            path: path.to_owned(),
+            message: message.into(),
+        };
+        for p in [&self.out, &state_path.to_path_buf()] {
+            fileio::check_target(p).map_err(|e| TrainError::Io {
+                path: p.clone(),
+                source: e.into_io(),
+            })?;
+        }
+        if self.resume {
+            if !state_path.exists() {
+                return Err(refuse(
+                    state_path,
+                    "no run's state here to resume (start the run without --resume)",
+                ));
+            }
+        } else if state_path.exists() {
+            return Err(refuse(
+                state_path,
+                "a run's state is here: continue it with --resume or remove it",
+            ));
+        } else if self.out.exists() && !self.force {
+            return Err(refuse(
+                &self.out,
+                "exists: pass --force to replace it (or --resume to continue its run)",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn run(&self) -> Result<ExitCode, crate::LabError> {
         let s = self.settings();
         let t0 = std::time::Instant::now();
+        let state_path = self.state_path();
+        self.check_files(&state_path)?;
         let against = match &self.against {
             Some(path) => Some(Network::load(path).map_err(|message| TrainError::State {
                 path: path.clone(),
@@ -740,24 +778,16 @@ impl TrainNetArgs {
                 eval_loss(hold, &data.hold_net, &s)
             );
         }
-        let state_path = self.state_path();
         let mut tr = if self.resume {
-            let bytes = std::fs::read(&state_path).map_err(|source| TrainError::Io {
+            let bytes = fileio::read(&state_path, MAX_STATE_BYTES).map_err(|e| TrainError::Io {
                 path: state_path.clone(),
-                source,
+                source: e.into_io(),
             })?;
             Trainer::from_state(&bytes, &s).map_err(|message| TrainError::State {
                 path: state_path.clone(),
                 message,
             })?
         } else {
-            if state_path.exists() {
-                return Err(TrainError::State {
-                    path: state_path,
-                    message: "a run's state is here: continue it with --resume or remove it".into(),
-                }
-                .into());
-            }
             Trainer::new(s.hidden, s.buckets, s.seed)
         };
         let bar = crate::data::pool::progress(train.len() as u64, "positions");
@@ -810,6 +840,50 @@ impl TrainNetArgs {
 mod tests {
     use super::*;
     use chess::board::{legal_moves, parse_fen};
+
+    /// `actuary train-net ARGS` as clap parses it.
+    fn args(a: &[&str]) -> TrainNetArgs {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            a: TrainNetArgs,
+        }
+        let argv = std::iter::once("train-net").chain(a.iter().copied());
+        <Cli as clap::Parser>::try_parse_from(argv).unwrap().a
+    }
+
+    /// Issue 68, serious item 1: `--out` replaced a device, a FIFO or a committed net (after
+    /// the first epoch, with no word); now each is refused before the corpus is read.
+    #[test]
+    fn out_is_checked_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = |name: &str| dir.path().join(name).display().to_string();
+        let check = |a: &[&str]| {
+            let a = args(a);
+            a.check_files(&a.state_path()).map_err(|e| e.to_string())
+        };
+        // A device is never replaced.
+        let e = check(&["--out", "/dev/null"]).unwrap_err();
+        assert!(
+            e.contains("/dev/null") && e.contains("not a regular file"),
+            "{e}"
+        );
+        assert!(check(&["--out", &d("no/such/dir/x.nnue")]).is_err());
+        // A fresh file is fine; an existing net needs --force (or --resume).
+        check(&["--out", &d("new.nnue")]).unwrap();
+        std::fs::write(d("old.nnue"), b"a committed net").unwrap();
+        let e = check(&["--out", &d("old.nnue")]).unwrap_err();
+        assert!(e.contains("old.nnue") && e.contains("--force"), "{e}");
+        check(&["--out", &d("old.nnue"), "--force"]).unwrap();
+        // --resume needs the state; a fresh run refuses to overwrite one.
+        let e = check(&["--out", &d("old.nnue"), "--resume"]).unwrap_err();
+        assert!(e.contains("no run's state here"), "{e}");
+        std::fs::write(d("old.nnue.train-state"), b"state").unwrap();
+        check(&["--out", &d("old.nnue"), "--resume"]).unwrap();
+        let e = check(&["--out", &d("old.nnue"), "--force"]).unwrap_err();
+        assert!(e.contains("--resume or remove it"), "{e}");
+        assert_eq!(std::fs::read(d("old.nnue")).unwrap(), b"a committed net");
+    }
 
     /// Positions from random games, labelled by material balance (side to move's view):
     /// a target the network can represent exactly in its first layer.

@@ -241,7 +241,7 @@ impl NetLazyMargins {
 
     /// Read a table file.
     pub fn load(path: &Path) -> Result<Self, NetTablesError> {
-        let text = std::fs::read_to_string(path).map_err(|e| NetTablesError::Io {
+        let text = crate::datafile::read_data_file(path).map_err(|e| NetTablesError::Io {
             path: path.display().to_string(),
             message: e.to_string(),
         })?;

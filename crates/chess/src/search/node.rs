@@ -707,10 +707,11 @@ impl<P: Probe> Worker<P> {
         }
     }
 
-    /// Step 14. Search a move already made (`boards`: the node's and the child's) to `new_depth`: late moves first with a
-    /// reduced null window, re-searched at full depth when they beat alpha (one ply deeper
-    /// or shallower by how far); then the full window at PV nodes. `window` is (alpha, best
-    /// score so far, moves searched including this one, the hash move is tactical).
+    /// Step 14. Search a move already made (`boards`: the node's and the child's) to
+    /// `new_depth`: late moves first with a reduced null window, re-searched at full depth
+    /// when they beat alpha (one ply deeper or shallower by how far); then the full window at
+    /// PV nodes. `window` is (alpha, best score so far, moves searched including this one,
+    /// the hash move is tactical).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn search_move<const PV: bool>(

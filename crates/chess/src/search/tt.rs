@@ -154,34 +154,10 @@ pub(crate) struct Clamped {
     pub reason: Option<String>,
 }
 
-/// Memory this process may still take, in MB: MemAvailable from /proc/meminfo, lowered to
-/// the memory cgroup's limit less its usage where one is set (in a container
-/// /proc/meminfo shows the host, and going over the cgroup's limit means its OOM killer,
-/// not a refused allocation). `None` where neither can be read (not Linux): then only the
-/// allocator decides.
+/// Memory this process may still take, in MB ([`fileio::mem_available_mb`]: MemAvailable,
+/// lowered to the memory cgroup's limit).
 pub(crate) fn mem_available_mb() -> Option<usize> {
-    let meminfo = (|| {
-        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-        let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb / 1024)
-    })();
-    let read =
-        |path: &str| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
-    // cgroup v2, then v1 (an unlimited v2 says "max", which does not parse).
-    let cgroup = [
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-        (
-            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-        ),
-    ]
-    .into_iter()
-    .find_map(|(limit, usage)| Some((read(limit)?.saturating_sub(read(usage)?) >> 20) as usize));
-    match (meminfo, cgroup) {
-        (Some(m), Some(c)) => Some(m.min(c)),
-        (m, c) => m.or(c),
-    }
+    fileio::mem_available_mb()
 }
 
 /// Largest table size (MB) to try for a request of `mb` when `available` MB are free:

@@ -2,3 +2,4 @@
 //! instead of once per file: ripgrep's habit).
 
 mod doc_links;
+mod file_access;
