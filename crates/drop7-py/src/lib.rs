@@ -353,6 +353,28 @@ fn seeds_of(bytes: &[u8]) -> PyResult<Vec<u32>> {
         .collect())
 }
 
+/// Refuse a batch before it starts when it is larger than the command line allows
+/// (`MAX_BLOCK_GAMES`, a ValueError) or would not fit in the memory left with
+/// `bytes_per_game` kept per game (a MemoryError): allocating it anyway aborted the
+/// interpreter (issue 68, serious item 3).
+fn check_batch(games: u64, bytes_per_game: u64) -> PyResult<()> {
+    use drop7::screen::MAX_BLOCK_GAMES;
+    if games > MAX_BLOCK_GAMES {
+        return Err(PyValueError::new_err(format!(
+            "{games} games: at most {MAX_BLOCK_GAMES} per batch"
+        )));
+    }
+    let need = games.saturating_mul(bytes_per_game);
+    if let Some(free) = drop7::memory::shortfall(need) {
+        return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
+            "{games} games need about {} MB and {} MB is free (1 GB is kept spare)",
+            need >> 20,
+            free >> 20
+        )));
+    }
+    Ok(())
+}
+
 fn threads_for(threads: usize, n: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     let t = if threads == 0 { cores } else { threads };
@@ -372,6 +394,8 @@ fn play_batch<'py>(
     model: Option<PathBuf>,
 ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
     let seeds = seeds_of(seeds)?;
+    // The results (five numbers a game, twice: Rust's and the arrays handed to Python).
+    check_batch(seeds.len() as u64, 128)?;
     let factory = if policy == "trace-random" {
         None
     } else {
@@ -440,6 +464,8 @@ fn play(
     model: Option<PathBuf>,
 ) -> PyResult<String> {
     let block: SeedBlock = seeds.parse().map_err(value_error)?;
+    // A JSON record of about 2 KB a game, kept as records and again as the text returned.
+    check_batch(block.count(), 4096)?;
     let spec: PolicySpec = policy.parse().map_err(value_error)?;
     let mut models = Models::new(model);
     let factory = spec.factory(&mut models).map_err(value_error)?;
@@ -602,8 +628,12 @@ fn step_state(
     // The step vectors include unsettled boards: parse without the settled check, as
     // `drop7 step` does.
     let b = Board::parse(board).map_err(value_error)?;
-    let r =
-        drop7::trace::step(&b, next as u8, rise as u8, column, reveal_seed).map_err(value_error)?;
+    // Refused, not wrapped to a byte (`next=259` used to play disc 3).
+    let byte = |v: u64, what: &str| {
+        u8::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} {v}: out of range")))
+    };
+    let (next, rise) = (byte(next, "next")?, byte(rise, "rise")?);
+    let r = drop7::trace::step(&b, next, rise, column, reveal_seed).map_err(value_error)?;
     serde_json::to_string(&r).map_err(value_error)
 }
 

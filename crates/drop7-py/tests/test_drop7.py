@@ -305,3 +305,42 @@ def test_thread_counts_beyond_the_cap_raise_value_error():
         drop7.play_batch("center", "0x6c200000:4", threads=3000)
     with pytest.raises(ValueError, match="use at most"):
         drop7.play("center", "0x6c200000:4", threads=3000)
+
+
+def test_batches_too_large_are_refused_before_they_start():
+    # Issue 68, serious item 3: a batch too large for the memory aborted the interpreter
+    # (SIGABRT); now it is a ValueError past the command line's cap and a MemoryError past
+    # the memory left, raised before any game is played.
+    with pytest.raises(ValueError, match="at most 16777216"):
+        drop7.play_batch("center", "0:16777217")
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, drop7\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1_200_000_000, resource.RLIM_INFINITY))\n"
+        "try:\n"
+        "    drop7.play_batch('center', '0:3000000')\n"
+        "    print('played')\n"
+        "except MemoryError as e:\n"
+        "    print('MemoryError', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("MemoryError 3000000 games need"), out.stdout + out.stderr
+
+
+def test_integer_arguments_are_integers():
+    # Issue 68, defects 7 and 12: floats and strings were truncated or accepted, bytes wrapped.
+    g = drop7.Game(0x2D700000)
+    for bad in (3.7, "3", True):
+        with pytest.raises(TypeError):
+            g.step(bad)
+    with pytest.raises(TypeError):
+        drop7.Game(-0.5)
+    with pytest.raises(ValueError):
+        g.step(-1)
+    assert g.step(np.int64(3)) is not None
+    board = "0000000" * 7
+    with pytest.raises(ValueError, match="next 259: out of range"):
+        drop7.step_state(board, 259, 5, 3, 1)

@@ -707,6 +707,12 @@ impl TrainNetArgs {
             path: path.to_owned(),
             message: message.into(),
         };
+        for dir in &self.corpus {
+            let manifest = dir.join(crate::data::corpus::MANIFEST);
+            if !manifest.is_file() {
+                return Err(refuse(dir, "no corpus here (no manifest.jsonl)"));
+            }
+        }
         for p in [&self.out, &state_path.to_path_buf()] {
             fileio::check_target(p).map_err(|e| TrainError::Io {
                 path: p.clone(),
@@ -858,10 +864,17 @@ mod tests {
     fn out_is_checked_before_any_work() {
         let dir = tempfile::tempdir().unwrap();
         let d = |name: &str| dir.path().join(name).display().to_string();
+        std::fs::create_dir(dir.path().join("corpus")).unwrap();
+        std::fs::write(dir.path().join("corpus/manifest.jsonl"), b"").unwrap();
+        let corpus = d("corpus");
         let check = |a: &[&str]| {
-            let a = args(a);
+            let a = args(&[&["--corpus", corpus.as_str()][..], a].concat());
             a.check_files(&a.state_path()).map_err(|e| e.to_string())
         };
+        // Issue 68, defect 10: a missing corpus said "0 training positions" after loading.
+        let e = args(&["--corpus", &d("nothing"), "--out", &d("n.nnue")]);
+        let e = e.check_files(&e.state_path()).unwrap_err().to_string();
+        assert!(e.contains("nothing") && e.contains("no corpus here"), "{e}");
         // A device is never replaced.
         let e = check(&["--out", "/dev/null"]).unwrap_err();
         assert!(

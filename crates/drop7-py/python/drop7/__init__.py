@@ -15,6 +15,7 @@ the Gymnasium environment ``Drop7-v0`` (see ``drop7.env``).
 from __future__ import annotations
 
 import json
+import operator
 from typing import NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -57,10 +58,28 @@ class Step(NamedTuple):
     level_advanced: bool
 
 
+def _int(x, what: str) -> int:
+    """An integer argument, as NumPy-aware libraries take one: a Python or NumPy integer
+    (``operator.index``); a float, a string or a bool is a TypeError, never truncated (a
+    column of 3.7 used to play column 3, a seed of -0.5 seed 0)."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{what}: expected an integer, got {x!r}")
+    try:
+        v = operator.index(x)
+    except TypeError:
+        raise TypeError(f"{what}: expected an integer, got {type(x).__name__} {x!r}") from None
+    if v < 0:
+        raise ValueError(f"{what}: expected a non-negative integer, got {v}")
+    return v
+
+
 def _seed(seed: Union[int, str]) -> int:
     if isinstance(seed, str):
-        seed = int(seed, 0)
-    seed = int(seed)
+        try:
+            seed = int(seed, 0)
+        except ValueError:
+            raise ValueError(f"bad seed {seed!r}: expected an integer such as 0x2d700000") from None
+    seed = _int(seed, "seed")
     if not 0 <= seed < 2**32:
         raise ValueError(f"bad seed {seed}: headless seeds are 0 to 2**32 - 1")
     return seed
@@ -93,14 +112,18 @@ class Game:
         under a disc, a disc that would still pop, ...): a bad position is a ValueError.
         Later discs and reveals come from headless seed ``seed`` from move ``moves`` on."""
         g = cls.__new__(cls)
-        g._g = _drop7.Game.from_cells(_cells(board), int(next), int(rise), _seed(seed), int(moves))
+        g._g = _drop7.Game.from_cells(
+            _cells(board), _int(next, "next"), _int(rise, "rise"), _seed(seed), _int(moves, "moves")
+        )
         return g
 
     @classmethod
     def from_string(cls, digits: str, next: int, rise: int, seed: Union[int, str] = 0, moves: int = 0) -> "Game":
         """As ``from_board``, the board as the reference's 49-digit string (top row first)."""
         g = cls.__new__(cls)
-        g._g = _drop7.Game.from_string(digits, int(next), int(rise), _seed(seed), int(moves))
+        g._g = _drop7.Game.from_string(
+            digits, _int(next, "next"), _int(rise, "rise"), _seed(seed), _int(moves, "moves")
+        )
         return g
 
     def to_string(self) -> str:
@@ -120,7 +143,7 @@ class Game:
     def step(self, column: int) -> Step:
         """Drop the next disc in ``column``. A full or missing column, or a finished game,
         is a ValueError."""
-        return Step(*self._g.step(int(column)))
+        return Step(*self._g.step(_int(column, "column")))
 
     @property
     def board(self) -> np.ndarray:
@@ -213,12 +236,20 @@ def fair_search(state, depth: int = 3, samples: int = 7, next=None, rise=None, t
 def step_state(board: str, next: int, rise: int, column: int, reveal_seed: int) -> dict:
     """``drop7 step``: one move from any position with a given reveal seed (the step
     vectors' ``result`` object)."""
-    return json.loads(_drop7.step_state(board, int(next), int(rise), int(column), int(reveal_seed)))
+    return json.loads(
+        _drop7.step_state(
+            board,
+            _int(next, "next"),
+            _int(rise, "rise"),
+            _int(column, "column"),
+            _int(reveal_seed, "reveal_seed"),
+        )
+    )
 
 
 def bench_totals(start: Union[int, str], games: int) -> dict:
     """``drop7 bench --start START --games N``: totals of reference-random games."""
-    g, m, s = _drop7.bench_totals(_seed(start), int(games))
+    g, m, s = _drop7.bench_totals(_seed(start), _int(games, "games"))
     return {"games": g, "moves": m, "score": s}
 
 
