@@ -509,6 +509,49 @@ mod tests {
     }
 
     #[test]
+    fn atomic_writes_give_ordinary_permissions_and_keep_existing_ones() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        // What a plain create gives under this process's umask.
+        let plain = dir.path().join("plain.txt");
+        std::fs::write(&plain, b"x").unwrap();
+        let fresh = dir.path().join("fresh.txt");
+        write_atomic(&fresh, b"x").unwrap();
+        assert_eq!(mode(&fresh), mode(&plain));
+        // A replaced file keeps its mode, even one the umask would not give.
+        let kept = dir.path().join("kept.txt");
+        std::fs::write(&kept, b"old").unwrap();
+        std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&kept, b"new").unwrap();
+        assert_eq!(mode(&kept), 0o640);
+    }
+
+    #[test]
+    fn concurrent_atomic_writes_never_mix_and_failures_leave_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.txt");
+        std::thread::scope(|s| {
+            for t in 0..4u8 {
+                let p = &p;
+                s.spawn(move || {
+                    for _ in 0..50 {
+                        write_atomic(p, &[b'a' + t; 4096]).unwrap();
+                    }
+                });
+            }
+        });
+        let bytes = std::fs::read(&p).unwrap();
+        assert_eq!(bytes.len(), 4096);
+        assert!(bytes.iter().all(|&b| b == bytes[0]));
+        // A writer that fails leaves the old file and no temporary file.
+        let e = write_atomic_with(&p, |_| Err(std::io::Error::other("disk on fire"))).unwrap_err();
+        assert!(e.to_string().ends_with("disk on fire"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), bytes);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
     fn appends_only_to_regular_files() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("logs/a.log");
