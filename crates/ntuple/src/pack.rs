@@ -254,8 +254,15 @@ fn read_stored(path: &Path) -> Result<(Vec<u8>, u32), Error> {
         ),
         _ => return Err(bad(path, "parts index: no `bytes N sha256 H` line")),
     };
+    if let Some(free) = drop7::memory::shortfall(total) {
+        return Err(bad(
+            path,
+            format!("parts index: {total} bytes, more than the {free} bytes of memory free"),
+        ));
+    }
     let mut stored = Vec::new();
     let mut parts = 0u32;
+    let mut seen = std::collections::HashSet::new();
     for (n, line) in lines.enumerate() {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let [sha, bytes, name] = fields[..] else {
@@ -265,9 +272,23 @@ fn read_stored(path: &Path) -> Result<(Vec<u8>, u32), Error> {
         if name.contains(['/', '\\']) || name.starts_with('.') {
             return Err(bad(path, format!("parts index names `{name}`")));
         }
+        if !seen.insert(name) {
+            return Err(bad(path, format!("parts index names `{name}` twice")));
+        }
         let part = path.with_file_name(name);
-        let data = std::fs::read(&part)
-            .map_err(|e| bad(&part, format!("part {n} of {}: {e}", path.display())))?;
+        // A part is a file beside its index, not a link to somewhere else.
+        if std::fs::symlink_metadata(&part).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(bad(&part, format!("part {n} is a symbolic link")));
+        }
+        // Never read more than the index leaves for it: a part is checked against its size
+        // before it is read whole.
+        let room = total - stored.len() as u64;
+        let data = fileio::read(&part, room).map_err(|e| {
+            bad(
+                &part,
+                format!("part {n} of {}: {}", path.display(), e.into_io()),
+            )
+        })?;
         if bytes.parse::<u64>().ok() != Some(data.len() as u64) {
             return Err(bad(
                 &part,
@@ -325,6 +346,59 @@ pub fn is_pack(path: &Path) -> bool {
     d.read_exact(&mut magic).is_ok() && &magic == PACK_MAGIC
 }
 
+/// The most a pack's header (magic, layout spec, counts) can take before its records.
+const MAX_HEADER: usize = 8 + 4 + 4096 + 8 + 12 + 8;
+/// The most bytes a record can take (two 64-bit LEB128 varints).
+const MAX_RECORD: u64 = 20;
+
+/// Decompress a pack's stream, never to more bytes than its own header allows: the header
+/// says how many records follow, and a record is at most [`MAX_RECORD`] bytes. A stream that
+/// decompresses further (a "zip bomb": 135 KB of zstd that expand to 4 GB of zeros aborted
+/// every reader) is refused after that many bytes, not after memory ran out.
+fn decode_bounded(path: &Path, stored: &[u8]) -> Result<Vec<u8>, Error> {
+    let unreadable = |e: std::io::Error| {
+        bad(
+            path,
+            format!("not a readable zstd stream ({e}): truncated or damaged"),
+        )
+    };
+    let mut d = zstd::Decoder::new(stored).map_err(unreadable)?;
+    let mut bytes = Vec::new();
+    (&mut d)
+        .take(MAX_HEADER as u64)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() < 8 + 4 || &bytes[..8] != PACK_MAGIC {
+        return Err(bad(path, "not a packed model (no D7NTPK01 magic)"));
+    }
+    let spec_len = u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
+    let listed_at = 12 + spec_len + 8 + 12;
+    let listed = bytes
+        .get(listed_at..listed_at + 8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8")))
+        .ok_or_else(|| bad(path, "header cut short"))?;
+    let limit = ((listed_at + 8) as u64)
+        .saturating_add(listed.saturating_mul(MAX_RECORD))
+        .saturating_add(32);
+    // And never more than the memory left (a header may claim billions of records).
+    let free = drop7::memory::available_memory()
+        .map_or(u64::MAX, |m| m.saturating_sub(drop7::memory::HEADROOM));
+    let limit = limit.min(free).max(bytes.len() as u64);
+    let rest = limit - bytes.len() as u64;
+    d.take(rest + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > limit {
+        return Err(bad(
+            path,
+            format!(
+                "decompresses to more than the {limit} bytes its header allows (or memory holds)"
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Read a pack into tables (frozen, no accumulators): its checksum, layout, counts and every
 /// record checked; a truncated, damaged or padded file is refused with what is wrong.
 pub fn unpack(path: &Path) -> Result<(Tables, PackInfo), Error> {
@@ -333,12 +407,7 @@ pub fn unpack(path: &Path) -> Result<(Tables, PackInfo), Error> {
         return Err(bad(path, "not a regular file"));
     }
     let (stored, parts) = read_stored(path)?;
-    let bytes = zstd::decode_all(&stored[..]).map_err(|e| {
-        bad(
-            path,
-            format!("not a readable zstd stream ({e}): truncated or damaged"),
-        )
-    })?;
+    let bytes = decode_bounded(path, &stored)?;
     if bytes.len() < 8 + 4 + 8 + 12 + 8 + 32 || &bytes[..8] != PACK_MAGIC {
         return Err(bad(path, "not a packed model (no D7NTPK01 magic)"));
     }
@@ -468,6 +537,59 @@ mod tests {
     fn small() -> Tables {
         let layout = Layout::parse("win23,phase=none").unwrap();
         Tables::new(layout, crate::tables::OPTIMISTIC_TOTAL, false).unwrap()
+    }
+
+    /// Issue 68, serious item 2: a stream that decompresses far past what its header says
+    /// (135 KB of zstd expanding to 4 GB of zeros aborted every reader) is refused once it
+    /// passes the bytes its records could take; an index naming one part many times, or a
+    /// part that is a link, is refused before anything is joined.
+    #[test]
+    fn bombs_repeated_parts_and_linked_parts_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::parse("win23,phase=none").unwrap();
+        let spec = layout.spec();
+        let mut head = PACK_MAGIC.to_vec();
+        head.extend((spec.len() as u32).to_le_bytes());
+        head.extend(spec.as_bytes());
+        head.extend(layout.total.to_le_bytes());
+        let initial = crate::tables::OPTIMISTIC_TOTAL / layout.active() as f32;
+        for f in [initial, 1.0, 0.0] {
+            head.extend(f.to_le_bytes());
+        }
+        head.extend(0u64.to_le_bytes()); // no record listed
+        let mut stream = head.clone();
+        stream.resize(head.len() + (64 << 20), 0); // then 64 MB of zeros
+        let bomb = dir.path().join("bomb.d7pk");
+        std::fs::write(&bomb, zstd::encode_all(&stream[..], 3).unwrap()).unwrap();
+        assert!(std::fs::metadata(&bomb).unwrap().len() < 64 << 10);
+        let e = unpack(&bomb).err().expect("refused").to_string();
+        assert!(e.contains("decompresses to more than the"), "{e}");
+
+        // A real pack cut into parts, its index then naming one part twice.
+        let t = small();
+        let split = dir.path().join("split.d7pk");
+        let mut x = 1u64;
+        for i in 0..3000u64 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            t.set_weight(i * 89, t.initial_weight() + (x >> 40) as f32 / 1e7);
+        }
+        let info = pack(&t, &split, 0.001, 0.0, 1024).unwrap();
+        assert!(info.parts >= 2);
+        let index = std::fs::read_to_string(&split).unwrap();
+        let first_part = index.lines().nth(2).unwrap().to_string();
+        let doubled = index.replacen(&index.lines().nth(3).unwrap().to_string(), &first_part, 1);
+        std::fs::write(&split, &doubled).unwrap();
+        let e = unpack(&split).err().expect("refused").to_string();
+        assert!(e.contains("twice"), "{e}");
+        // A part that is a link to a file elsewhere.
+        std::fs::write(&split, &index).unwrap();
+        unpack(&split).unwrap();
+        let part0 = dir.path().join("split.d7pk.part000");
+        let away = dir.path().join("elsewhere.bin");
+        std::fs::rename(&part0, &away).unwrap();
+        std::os::unix::fs::symlink(&away, &part0).unwrap();
+        let e = unpack(&split).err().expect("refused").to_string();
+        assert!(e.contains("symbolic link"), "{e}");
     }
 
     #[test]
