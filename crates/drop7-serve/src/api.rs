@@ -364,8 +364,8 @@ fn load_model(ctx: &Ctx, path: &Path) -> Result<Model, ApiError> {
     };
     // Room first (from the header's size), so that memory never holds the old models and
     // the new one at once beyond the bound.
-    let header = ntuple::model::read_info(path).map_err(failed)?;
-    cache.make_room(header.entries * 4);
+    let entries = ntuple::pack::entries_of(path).map_err(failed)?;
+    cache.make_room(entries * 4);
     let (tables, info) = ntuple::model::load(path, false).map_err(failed)?;
     let m = Model {
         tables: Arc::new(tables),

@@ -101,7 +101,7 @@ pub fn run(cfg: Config, ready: impl FnOnce(SocketAddr, &Path)) -> Result<(), Ser
     // A model the page would offer must be a model file (its header read, cheaply), not only
     // a name: else every n-tuple policy would fail at its first use.
     if let Some(m) = &cfg.model {
-        ntuple::model::read_info(m).map_err(|e| ServeError::Model {
+        ntuple::pack::entries_of(m).map_err(|e| ServeError::Model {
             path: m.clone(),
             message: e.to_string(),
         })?;

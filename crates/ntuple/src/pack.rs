@@ -326,6 +326,56 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The layout a pack holds, from the first bytes of its stream alone (the first part of a
+/// parted pack): what a reader needs to make room before it loads the pack (checked whole
+/// by [`unpack`]).
+pub fn layout_of(path: &Path) -> Result<Layout, Error> {
+    let open = |p: &Path| fileio::open(p).map_err(|e| bad(p, e.into_io().to_string()));
+    // The stream: the file, or its parts in order (read lazily: only the first bytes are
+    // decoded, and those may span a part's end).
+    let stream: Box<dyn Read> = if is_index(path) {
+        let text = fileio::read_to_string(path, MAX_INDEX_BYTES)
+            .map_err(|e| bad(path, format!("parts index: {}", e.into_io())))?;
+        let mut joined: Box<dyn Read> = Box::new(std::io::empty());
+        for line in text.lines().skip(2) {
+            let name = line
+                .split_whitespace()
+                .nth(2)
+                .filter(|n| !n.contains(['/', '\\']) && !n.starts_with('.'))
+                .ok_or_else(|| bad(path, format!("parts index line `{line}`")))?;
+            joined = Box::new(joined.chain(open(&path.with_file_name(name))?));
+        }
+        joined
+    } else {
+        Box::new(open(path)?)
+    };
+    let unreadable = |e: std::io::Error| bad(path, format!("not a readable zstd stream ({e})"));
+    let mut d = zstd::Decoder::new(BufReader::new(stream)).map_err(unreadable)?;
+    let mut head = [0u8; 12];
+    d.read_exact(&mut head).map_err(unreadable)?;
+    if &head[..8] != PACK_MAGIC {
+        return Err(bad(path, "not a packed model (no D7NTPK01 magic)"));
+    }
+    let spec_len = u32::from_le_bytes(head[8..12].try_into().expect("4")) as usize;
+    if spec_len > 4096 {
+        return Err(bad(path, format!("layout spec of {spec_len} bytes")));
+    }
+    let mut spec = vec![0u8; spec_len];
+    d.read_exact(&mut spec).map_err(unreadable)?;
+    let spec = std::str::from_utf8(&spec).map_err(|_| bad(path, "layout spec is not UTF-8"))?;
+    Layout::parse(spec).map_err(|e| bad(path, format!("layout `{spec}`: {e}")))
+}
+
+/// The entries (f32 each in memory) of the model in `path`, a model file or a pack, from its
+/// header alone: how much room loading it takes.
+pub fn entries_of(path: &Path) -> Result<u64, Error> {
+    if is_pack(path) {
+        Ok(layout_of(path)?.total)
+    } else {
+        Ok(crate::model::read_info(path)?.entries)
+    }
+}
+
 /// Is `path` a pack (a zstd frame whose first bytes are the pack magic)?
 pub fn is_pack(path: &Path) -> bool {
     // Only a regular file is opened: opening a FIFO would block (the model loader says what
@@ -704,6 +754,11 @@ mod tests {
         );
         for i in [0u64, 97, 97 * 4999, 5] {
             assert_eq!(u.weight(i), unpack(&one).unwrap().0.weight(i));
+        }
+        // The layout, and so the room a reader makes, from the header alone.
+        for p in [&one, &split] {
+            assert_eq!(layout_of(p).unwrap().spec(), "win23,phase=none");
+            assert_eq!(entries_of(p).unwrap(), t.layout.total);
         }
         let joined: Vec<u8> = (0..b.parts)
             .flat_map(|i| std::fs::read(dir.path().join(format!("split.d7pk.part{i:03}"))).unwrap())

@@ -589,6 +589,16 @@ fn api_results_replays_screens_training_and_confinement() {
     );
     let v = s.ok("/api/advice?policy=ntuple-d1s2@run/final-weights.bin&seed=5");
     assert_eq!(v["qKind"], "search");
+    // Issue 68, defect 1: packs are models too (`@pack` policies got 422, `--model PACK`
+    // was refused): the same model packed, its advice the same column.
+    let (tables, _) = ntuple::model::load(&root.join("run/final-weights.bin"), false).unwrap();
+    let pack = root.join("run/final.d7pk");
+    ntuple::pack::pack(&tables, &pack, 1e-6, 0.0, ntuple::pack::DEFAULT_PART_BYTES).unwrap();
+    drop(tables);
+    let from_bin = s.ok("/api/advice?policy=ntuple-1ply@run/final-weights.bin&seed=5");
+    let from_pack = s.ok("/api/advice?policy=ntuple-1ply@run/final.d7pk&seed=5");
+    assert_eq!(from_pack["column"], from_bin["column"], "{from_pack}");
+    Serve::start(&root, Some(pack.to_str().unwrap()));
 
     // screens: the new one with its games files and figure, the v1 report with its figure
     let runs = s.ok("/api/runs");
