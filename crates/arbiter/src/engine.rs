@@ -218,6 +218,43 @@ pub struct Engine {
     /// `info string error: …` lines sent while the options were set (see
     /// [`Engine::option_errors`]).
     option_errors: Vec<String>,
+    /// The options the engine declared in its `uci` answer.
+    declared: Vec<DeclaredOption>,
+}
+
+/// An option an engine declares (`option name NAME type TYPE [default D] [min A] [max B]
+/// ...`): what a tuner may set, and in what range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclaredOption {
+    pub name: String,
+    /// `spin`, `check`, `combo`, `button` or `string`.
+    pub kind: String,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl DeclaredOption {
+    /// Parse one `option name ...` line (`None` for any other line). The name runs up to the
+    /// word `type` (names may hold spaces: `Move Overhead`).
+    pub fn parse(line: &str) -> Option<DeclaredOption> {
+        let rest = line.strip_prefix("option name ")?;
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let t = words.iter().position(|&w| w == "type")?;
+        let name = words[..t].join(" ");
+        let kind = (*words.get(t + 1)?).to_string();
+        let after = |key: &str| {
+            words[t + 2..]
+                .windows(2)
+                .find(|w| w[0] == key)
+                .and_then(|w| w[1].parse::<f64>().ok())
+        };
+        (!name.is_empty()).then(|| DeclaredOption {
+            min: after("min"),
+            max: after("max"),
+            name,
+            kind,
+        })
+    }
 }
 
 /// The last few stderr lines of an engine, and whether its stderr has closed.
@@ -305,9 +342,17 @@ impl Engine {
             lines: rx,
             stderr_tail,
             option_errors: Vec::new(),
+            declared: Vec::new(),
         };
         e.send("uci")?;
-        e.wait_for(|l| l == "uciok", "uciok", handshake_timeout)?;
+        let mut declared = Vec::new();
+        e.read_until_for(
+            "uciok",
+            deadline_after(handshake_timeout),
+            &mut |l| declared.extend(DeclaredOption::parse(l)),
+            &|l| l == "uciok",
+        )?;
+        e.declared = declared;
         for (k, v) in &spec.options {
             e.send(&format!("setoption name {k} value {v}"))?;
         }
@@ -332,6 +377,28 @@ impl Engine {
     /// something else). The arbiter plays on; `actuary validate` refuses such a side.
     pub fn option_errors(&self) -> &[String] {
         &self.option_errors
+    }
+
+    /// The options the engine declared in its `uci` answer.
+    pub fn declared_options(&self) -> &[DeclaredOption] {
+        &self.declared
+    }
+
+    /// [`Engine::probe`] that also returns the options the engine declared (what `arbiter
+    /// spsa` checks its parameters against).
+    pub fn probe_options(
+        spec: &EngineSpec,
+        handshake_timeout: Duration,
+    ) -> Result<Vec<DeclaredOption>, String> {
+        match Engine::start(spec, handshake_timeout, Stderr::Capture) {
+            Ok(e) => {
+                let declared = e.declared.clone();
+                e.quit();
+                Ok(declared)
+            }
+            Err(EngineError::Spawn { reason, .. }) => Err(format!("cannot start it: {reason}")),
+            Err(err) => Err(err.to_string()),
+        }
     }
 
     /// Start the engine, do the handshake and quit: the check made for every engine before a

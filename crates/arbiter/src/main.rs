@@ -490,7 +490,7 @@ fn match_engines(cli: &Cli, matches: &ArgMatches) -> Vec<EngineSpec> {
 /// Example: the search constants of actuary at 2+0.02, two pairs at a time, for an hour:
 ///
 ///   actuary spsa-input > params.txt
-///   arbiter spsa --engine cmd=target/release/actuary option.Hash=16 --params params.txt \
+///   arbiter spsa --engine cmd=target/release/actuary arg=--lab option.Hash=16 --params params.txt \
 ///       --pairs 20000 --tc 2+0.02 --book data/chess/books/2moves_v1.epd --concurrency 2 \
 ///       --state spsa.json --trajectory spsa.jsonl --svg spsa.svg --max-minutes 60 --resume
 #[derive(clap::Args)]
@@ -600,9 +600,28 @@ fn spsa_config(args: &SpsaArgs) -> Result<SpsaConfig, Failure> {
         .expect("clap requires one of --tc, --nodes, --depth");
     check_distinct_files(args);
     let openings = args.play.openings(false)?;
-    // Before any game: the engine must start and answer the handshake.
-    Engine::probe(&engine, Duration::from_secs(args.play.hang_timeout))
+    // Before any game: the engine must start and answer the handshake, declaring every
+    // tuned option with room for its range.
+    let declared = Engine::probe_options(&engine, Duration::from_secs(args.play.hang_timeout))
         .map_err(|e| anyhow::anyhow!("--engine {}: {e}", engine.cmd))?;
+    if let Err(e) = arbiter::spsa::check_against_engine(&params, &declared) {
+        usage_error(
+            ErrorKind::ValueValidation,
+            format!("--params {}: {e}", args.params.display()),
+        );
+    }
+    // Every output file is checked before the first game, not at its first write hours in.
+    for (flag, path) in [
+        ("--faults", &args.faults),
+        ("--trajectory", &args.trajectory),
+        ("--svg", &args.svg),
+    ] {
+        if let Some(p) = path
+            && let Err(e) = fileio::check_target(p)
+        {
+            usage_error(ErrorKind::ValueValidation, format!("{flag} {e}"));
+        }
+    }
     let setup = spsa_setup(args, engine, limit, openings.len(), &params);
     Ok(SpsaConfig {
         setup,

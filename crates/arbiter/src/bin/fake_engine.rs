@@ -77,7 +77,14 @@ fn main() {
         }
         match words.first().copied() {
             Some("uci") => {
-                let _ = writeln!(out, "id name fake-{mode}\nid author actuary tests\nuciok");
+                let _ = writeln!(out, "id name fake-{mode}\nid author actuary tests");
+                if tune.is_some() {
+                    // The tuned options, declared as engines declare theirs (y is taken and
+                    // ignored: a second parameter for the tests' schedules).
+                    let _ = writeln!(out, "option name x type spin default 50 min 0 max 100");
+                    let _ = writeln!(out, "option name y type string default 0.5");
+                }
+                let _ = writeln!(out, "uciok");
             }
             Some("setoption") if tune.is_some() && words.get(2) == Some(&"x") => {
                 x = words.get(4).and_then(|v| v.parse().ok()).unwrap_or(x);

@@ -245,9 +245,81 @@ pub fn update(params: &mut [Param], p: &Perturbation, score: i32) {
     }
 }
 
+/// Check every parameter against the options the engine declared: it must be one of them
+/// (UCI option names are case-insensitive), and for a `spin` option its range must lie in the
+/// engine's `min`..`max` (rounded values are sent, so an integer range is compared as such).
+/// A tune of an option the engine lacks, or beyond what it accepts, would report a result of
+/// games the parameter never touched.
+pub fn check_against_engine(
+    params: &[Param],
+    declared: &[crate::engine::DeclaredOption],
+) -> Result<(), String> {
+    for p in params {
+        let Some(o) = declared
+            .iter()
+            .find(|o| o.name.eq_ignore_ascii_case(&p.name))
+        else {
+            return Err(format!(
+                "`{}` is not an option the engine declares ({} declared)",
+                p.name,
+                declared.len()
+            ));
+        };
+        if o.kind == "spin"
+            && let (Some(lo), Some(hi)) = (o.min, o.max)
+            && (p.min < lo || p.max > hi)
+        {
+            return Err(format!(
+                "`{}`: the range {}..={} leaves the engine's {lo}..={hi}",
+                p.name, p.min, p.max
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 68, defect 2: a tune of an option the engine lacks, or past its declared range,
+    /// used to run and report success.
+    #[test]
+    fn parameters_must_be_declared_options_within_their_range() {
+        use crate::engine::DeclaredOption;
+        let declared: Vec<DeclaredOption> = [
+            "option name prune.rfp-margin type spin default 70 min 30 max 150",
+            "option name Move Overhead type spin default 30 min 0 max 5000",
+            "option name EvalFile type string default <embedded>",
+        ]
+        .iter()
+        .map(|l| DeclaredOption::parse(l).unwrap())
+        .collect();
+        assert_eq!(declared[1].name, "Move Overhead");
+        assert_eq!(
+            (declared[0].min, declared[0].max),
+            (Some(30.0), Some(150.0))
+        );
+        assert!(DeclaredOption::parse("id name x").is_none());
+        let p = |line: &str| parse_params(line).unwrap();
+        check_against_engine(
+            &p("PRUNE.rfp-margin, int, 70, 30, 150, 8, 0.002\n"),
+            &declared,
+        )
+        .unwrap();
+        let e = check_against_engine(
+            &p("prune.probcut-margin, int, 200, 50, 400, 15, 0.002\n"),
+            &declared,
+        )
+        .unwrap_err();
+        assert!(e.contains("`prune.probcut-margin` is not an option"), "{e}");
+        let e = check_against_engine(
+            &p("prune.rfp-margin, int, 70, 10, 150, 8, 0.002\n"),
+            &declared,
+        )
+        .unwrap_err();
+        assert!(e.contains("leaves the engine's 30..=150"), "{e}");
+    }
 
     const INPUT: &str = "# comment\n\nprune.rfp-margin, int, 75, 30, 150, 8, 0.002\nx, float, 0.5, 0, 1, 0.05, 0.01\n";
 

@@ -40,7 +40,8 @@ mod run;
 mod state;
 
 pub use algorithm::{
-    MAX_PAIRS, Param, ParamError, Perturbation, Schedule, parse_params, perturb, update,
+    MAX_PAIRS, Param, ParamError, Perturbation, Schedule, check_against_engine, parse_params,
+    perturb, update,
 };
 pub use figure::figure;
 pub use run::{SpsaConfig, lock_path, run};

@@ -248,3 +248,37 @@ fn value_pairs(state: &Path) -> u64 {
         serde_json::from_str(&std::fs::read_to_string(state).unwrap()).unwrap();
     s["pairs_done"].as_u64().unwrap()
 }
+
+/// Issue 68, defects 2 and 8: an option the engine does not declare, a range past its
+/// declared one, and a --faults file that cannot be written are refused before any game
+/// (they used to tune nothing and report success, or stop the tune at its first fault).
+#[test]
+fn undeclared_options_ranges_and_bad_outputs_are_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    for (params, extra, says) in [
+        (
+            "z, int, 20, 0, 100, 6, 0.05\n",
+            &[][..],
+            "`z` is not an option",
+        ),
+        (
+            "x, int, 20, 0, 200, 6, 0.05\n",
+            &[],
+            "leaves the engine's 0..=100",
+        ),
+        (
+            "x, int, 20, 0, 100, 6, 0.05\n",
+            &["--faults", "/nonexistent-arbiter/f.pgn"],
+            "--faults /nonexistent-arbiter",
+        ),
+    ] {
+        let o = spsa(
+            dir.path(),
+            params,
+            4,
+            &[&["--state", "s.json"], extra].concat(),
+        );
+        refused(o.status, &stderr(&o), says);
+        assert!(!dir.path().join("s.json").exists(), "{says}");
+    }
+}
