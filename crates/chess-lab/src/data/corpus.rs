@@ -440,17 +440,56 @@ pub fn read_manifest(dir: &Path) -> Result<Vec<ManifestEntry>, CorpusError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io(&path)(e)),
     };
-    text.lines()
+    let mut entries: Vec<ManifestEntry> = Vec::new();
+    for (i, l) in text
+        .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| CorpusError::Manifest {
-                path: path.clone(),
-                line: i + 1,
-                why: e.to_string(),
-            })
-        })
-        .collect()
+    {
+        let bad = |why: String| CorpusError::Manifest {
+            path: path.clone(),
+            line: i + 1,
+            why,
+        };
+        let e: ManifestEntry = serde_json::from_str(l).map_err(|e| bad(e.to_string()))?;
+        check_entry(&e, &entries).map_err(bad)?;
+        entries.push(e);
+    }
+    Ok(entries)
+}
+
+/// A manifest line must name a chunk beside the manifest (a plain file name: no `../`, no
+/// absolute path), once, with game ids of its own: a copied line or chunk would count its
+/// games twice, and a path out of the directory would read any file.
+fn check_entry(e: &ManifestEntry, before: &[ManifestEntry]) -> Result<(), String> {
+    let plain = !e.chunk.is_empty() && !e.chunk.contains(['/', '\\']) && !e.chunk.starts_with('.');
+    if !plain {
+        return Err(format!(
+            "chunk `{}` is not a file name in this directory",
+            e.chunk
+        ));
+    }
+    if e.first_game > e.last_game || e.games > e.last_game - e.first_game + 1 {
+        return Err(format!(
+            "chunk `{}`: {} games cannot have ids {}..={}",
+            e.chunk, e.games, e.first_game, e.last_game
+        ));
+    }
+    for b in before {
+        if b.chunk == e.chunk || b.sha256 == e.sha256 {
+            return Err(format!(
+                "chunk `{}` is listed twice (or copied as `{}`)",
+                e.chunk, b.chunk
+            ));
+        }
+        if e.first_game <= b.last_game && b.first_game <= e.last_game {
+            return Err(format!(
+                "chunk `{}`'s game ids {}..={} overlap `{}`'s {}..={}",
+                e.chunk, e.first_game, e.last_game, b.chunk, b.first_game, b.last_game
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The first game id of the `chunk`-th chunk (1-based, in manifest order) of `dir`. Game ids
@@ -768,6 +807,33 @@ impl Loader {
                 });
             }
             let c = parse_chunk(&path, &bytes)?;
+            // The manifest's counts and ids are the chunk's (a line edited or copied from
+            // another chunk's would count games that are not there).
+            let positions: u64 = c.games.iter().map(|g| g.plies.len() as u64).sum();
+            // (first and last game are the smallest and largest id: threads finish out of order)
+            let ids = c
+                .games
+                .iter()
+                .map(|g| g.id)
+                .min()
+                .zip(c.games.iter().map(|g| g.id).max());
+            if c.games.len() as u64 != e.games
+                || positions != e.positions
+                || ids.is_some_and(|(a, b)| (a, b) != (e.first_game, e.last_game))
+            {
+                return Err(CorpusError::Corrupt {
+                    path,
+                    offset: 0,
+                    why: format!(
+                        "holds {} games ({positions} positions, ids {ids:?}); the manifest says {} ({} positions, ids {}..={})",
+                        c.games.len(),
+                        e.games,
+                        e.positions,
+                        e.first_game,
+                        e.last_game
+                    ),
+                });
+            }
             counts.chunks += 1;
             for g in &c.games {
                 self.replay(&path, g, &mut counts, &mut each)?;
@@ -1069,6 +1135,59 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    /// Issue 68, defect 4: a manifest trusted beyond its checksums counted a copied line's
+    /// games twice, read chunks named `../x` or `/x`, and never compared its counts with the
+    /// chunk's.
+    #[test]
+    fn manifest_lines_are_checked_against_each_other_and_the_chunk() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = CorpusWriter::open(d.path(), settings(), "abc").unwrap();
+        for i in 0..3 {
+            w.push(&game(i, 5)).unwrap();
+        }
+        w.close_part().unwrap().unwrap();
+        drop(w);
+        let manifest = d.path().join(MANIFEST);
+        let good = std::fs::read_to_string(&manifest).unwrap();
+        let loader = Loader {
+            filter: Filter::default(),
+            holdout_percent: 10.0,
+        };
+        loader.for_each(d.path(), |_, _| {}).unwrap();
+        let refused = |text: &str, says: &str| {
+            std::fs::write(&manifest, text).unwrap();
+            let e = read_manifest(d.path())
+                .map(|_| ())
+                .and_then(|()| loader.for_each(d.path(), |_, _| {}).map(|_| ()))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{e}");
+        };
+        refused(&format!("{good}{good}"), "listed twice");
+        refused(
+            &good.replace("chunk-000001.bin", "../chunk-000001.bin"),
+            "not a file name",
+        );
+        refused(
+            &good.replace("chunk-000001.bin", "/etc/passwd"),
+            "not a file name",
+        );
+        refused(
+            &good.replace("\"games\":3", "\"games\":4"),
+            "4 games cannot have ids 0..=2",
+        );
+        refused(
+            &good.replace("\"games\":3", "\"games\":2"),
+            "the manifest says 2",
+        );
+        refused(
+            &good.replace("\"positions\":15", "\"positions\":16"),
+            "the manifest says 3 (16",
+        );
+        std::fs::write(&manifest, &good).unwrap();
+        loader.for_each(d.path(), |_, _| {}).unwrap();
     }
 
     #[test]
