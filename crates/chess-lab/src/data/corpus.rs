@@ -536,6 +536,8 @@ pub struct CorpusWriter {
     /// A write to the part failed: it was cut back to its last whole game and takes no more
     /// (a record after a partial one would corrupt the middle of the chunk).
     failed: bool,
+    /// The part of other settings that opening closed (so `--close` can say what it closed).
+    closed_on_open: Option<ManifestEntry>,
 }
 
 impl CorpusWriter {
@@ -572,6 +574,7 @@ impl CorpusWriter {
             part_games: 0,
             part_positions: 0,
             failed: false,
+            closed_on_open: None,
         };
         w.entries = read_manifest(dir)?;
         w.enter_unlisted_chunks()?;
@@ -591,10 +594,17 @@ impl CorpusWriter {
                 w.max_id = w.max_id.max(c.games.iter().map(|g| g.id).max());
                 w.part = Some(append(&part)?);
             } else {
-                w.close_part()?;
+                w.closed_on_open = w.close_part()?;
             }
         }
         Ok(w)
+    }
+
+    /// Close the part and say what was closed: the part of these settings, or the one of
+    /// other settings that opening the writer closed already (`datagen --close` without the
+    /// part's settings used to close it and then report "no part to close").
+    pub fn close(&mut self) -> Result<Option<ManifestEntry>, CorpusError> {
+        Ok(self.close_part()?.or_else(|| self.closed_on_open.take()))
     }
 
     /// Closed chunks in the directory that the manifest does not list (a writer died between
@@ -1234,6 +1244,16 @@ mod tests {
         w.push(&game(w.next_id(), 10)).unwrap();
         let e = w.close_part().unwrap().unwrap();
         assert_eq!((e.first_game, e.last_game, e.settings.bench), (3, 3, 2));
+        drop(w);
+        // Issue 68, defect 11: `--close` with other settings than the part's closed it on
+        // opening and then said "no part to close"; now it names what it closed.
+        let mut w = CorpusWriter::open(d.path(), settings(), "a").unwrap();
+        w.push(&game(w.next_id(), 10)).unwrap();
+        drop(w);
+        let mut w = CorpusWriter::open(d.path(), other, "b").unwrap();
+        let e = w.close().unwrap().expect("the part closed on opening");
+        assert_eq!((e.first_game, e.settings.bench), (4, settings().bench));
+        assert!(w.close().unwrap().is_none(), "nothing left to close");
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub fn run(a: &DatagenArgs, dir: &Path) -> Result<ExitCode, crate::LabError> {
     let s = settings(a, bench);
     let mut w = CorpusWriter::open(dir, s.clone(), &commit()).map_err(corpus_err)?;
     if a.close {
-        match w.close_part().map_err(corpus_err)? {
+        match w.close().map_err(corpus_err)? {
             Some(e) => eprintln!(
                 "datagen: closed {} ({} games, {} positions, sha256 {})",
                 e.chunk, e.games, e.positions, e.sha256
