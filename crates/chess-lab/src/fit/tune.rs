@@ -317,10 +317,10 @@ pub fn load(paths: &[PathBuf], limit: Option<u64>) -> Result<(Vec<Labelled>, u64
                 .map_err(|e| TuneError::Data(e.to_string()))?;
             continue;
         }
-        let text = std::fs::read(path).map_err(|source| {
+        let text = fileio::read(path, MAX_TEXT_BYTES).map_err(|e| {
             TuneError::File(PoolError::Io {
                 path: path.clone(),
-                source,
+                source: e.into_io(),
             })
         })?;
         // The file's settings line (datagen's header), mixed into its games' groups.
@@ -1087,15 +1087,19 @@ fn check_state(st: &State) -> Result<(), String> {
 }
 
 /// Run the tuner; returns a summary line.
+/// The largest text file `tune` reads whole (a `--data` text file, `--from`, its state):
+/// datagen's text files are a few hundred MB at most; a device or a FIFO is not one.
+const MAX_TEXT_BYTES: u64 = 4 << 30;
+
 pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
     let t0 = Instant::now();
     let (spath, _lock) = claim_out(&a.out)?;
     let start: Vec<S> = match &a.from {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|source| {
+            let text = fileio::read_to_string(p, MAX_TEXT_BYTES).map_err(|e| {
                 TuneError::File(PoolError::Io {
                     path: p.clone(),
-                    source,
+                    source: e.into_io(),
                 })
             })?;
             params::parse(&text, &p.display().to_string())?
@@ -1151,10 +1155,10 @@ pub fn tune(a: &TuneArgs) -> Result<String, TuneError> {
         t0.elapsed().as_secs_f64()
     );
     let mut st = if a.resume {
-        let bytes = std::fs::read(&spath).map_err(|source| {
+        let bytes = fileio::read(&spath, MAX_TEXT_BYTES).map_err(|e| {
             TuneError::File(PoolError::Io {
                 path: spath.clone(),
-                source,
+                source: e.into_io(),
             })
         })?;
         let st: State = serde_json::from_slice(&bytes).map_err(|e| TuneError::State {
