@@ -3,3 +3,4 @@
 
 mod doc_links;
 mod file_access;
+mod import_circles;
