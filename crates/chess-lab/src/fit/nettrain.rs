@@ -216,12 +216,21 @@ pub struct Settings {
     pub wdl_scale: f32,
     pub seed: u64,
     pub threads: usize,
+    /// The data the run trains on, as a resumed run must find it again: each corpus with the
+    /// first 12 hex digits of its manifest's SHA-256, the hold-out share, `--limit`,
+    /// `--from-chunk` and mirroring (empty in the unit tests' runs).
+    pub data: String,
 }
 
 impl Settings {
     fn line(&self) -> String {
+        let data = if self.data.is_empty() {
+            String::new()
+        } else {
+            format!(" data {}", self.data)
+        };
         format!(
-            "hidden {}{} epochs {} batch {} lr {} final {} wd {} lambda {} wdl-scale {} seed {} threads {}",
+            "hidden {}{} epochs {} batch {} lr {} final {} wd {} lambda {} wdl-scale {} seed {} threads {}{data}",
             self.hidden,
             if self.buckets > 1 {
                 format!(" buckets {}", self.buckets)
@@ -689,7 +698,39 @@ impl TrainNetArgs {
             wdl_scale: self.wdl_scale as f32,
             seed: self.seed,
             threads: self.threads as usize,
+            data: self.data_line(),
         }
+    }
+
+    /// What the run trains on (see [`Settings::data`]): another corpus, a corpus that grew,
+    /// another `--limit` is another net, which `--resume` must not continue silently.
+    fn data_line(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let corpora: Vec<String> = self
+            .corpus
+            .iter()
+            .map(|dir| {
+                let manifest = dir.join(crate::data::corpus::MANIFEST);
+                let sum = fileio::read(&manifest, 64 << 20).map_or_else(
+                    |_| "unread".to_string(),
+                    |b| {
+                        Sha256::digest(&b)[..6]
+                            .iter()
+                            .map(|x| format!("{x:02x}"))
+                            .collect()
+                    },
+                );
+                format!("{}@{sum}", dir.display())
+            })
+            .collect();
+        format!(
+            "{} holdout {} limit {} from-chunk {} mirror {}",
+            corpora.join(","),
+            self.holdout,
+            self.limit.map_or("none".into(), |l| l.to_string()),
+            self.from_chunk.map_or("none".into(), |c| c.to_string()),
+            !self.no_mirror
+        )
     }
 
     fn state_path(&self) -> PathBuf {
@@ -898,6 +939,43 @@ mod tests {
         assert_eq!(std::fs::read(d("old.nnue")).unwrap(), b"a committed net");
     }
 
+    /// Issue 68, defect 3: `--resume` continued silently on another corpus or `--limit` (a
+    /// different net); the data now belong to the settings a state must match.
+    #[test]
+    fn the_data_are_part_of_the_settings_a_resume_must_match() {
+        let dir = tempfile::tempdir().unwrap();
+        for c in ["a", "b"] {
+            std::fs::create_dir(dir.path().join(c)).unwrap();
+            std::fs::write(dir.path().join(c).join("manifest.jsonl"), c).unwrap();
+        }
+        let line = |a: &[&str]| args(&[&["--out", "x.nnue"], a].concat()).settings().line();
+        let a = dir.path().join("a").display().to_string();
+        let b = dir.path().join("b").display().to_string();
+        let base = line(&["--corpus", &a]);
+        assert_eq!(base, line(&["--corpus", &a]));
+        for other in [
+            line(&["--corpus", &b]),
+            line(&["--corpus", &a, "--limit", "1000"]),
+            line(&["--corpus", &a, "--holdout", "10"]),
+            line(&["--corpus", &a, "--from-chunk", "2"]),
+        ] {
+            assert_ne!(base, other);
+        }
+        // The same directory after its manifest changed (the corpus grew) is other data.
+        std::fs::write(dir.path().join("a/manifest.jsonl"), "a, and a chunk more").unwrap();
+        assert_ne!(base, line(&["--corpus", &a]));
+        // A state made with other data is refused on resume.
+        let state = Trainer::new(8, 1, 1)
+            .state_bytes(&args(&["--out", "x.nnue", "--corpus", &b]).settings());
+        let e = Trainer::from_state(
+            &state,
+            &args(&["--out", "x.nnue", "--corpus", &a]).settings(),
+        )
+        .err()
+        .unwrap();
+        assert!(e.contains("made with other settings"), "{e}");
+    }
+
     /// Positions from random games, labelled by material balance (side to move's view):
     /// a target the network can represent exactly in its first layer.
     fn material_data(n: usize, seed: u64) -> Vec<Position> {
@@ -946,6 +1024,7 @@ mod tests {
             wdl_scale: 400.0,
             seed: 7,
             threads,
+            data: String::new(),
         }
     }
 
