@@ -4,6 +4,7 @@
 
 #[test]
 fn every_bad_input_has_its_expected_outcome() {
+    let _cpu = crate::common::shared();
     // ACTUARY_BIN: run the corpus against another build (say, one from before a fix).
     let bin = std::env::var("ACTUARY_BIN").unwrap_or(crate::common::ACTUARY.into());
     corpus::Runner {

@@ -70,6 +70,7 @@ fn table_row(text: &str, key: &str) -> Vec<i32> {
 
 #[test]
 fn calibrate_tables_verify_loop() {
+    let _cpu = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let pool = d.join("pool.epd");
@@ -260,6 +261,7 @@ fn calibrate_tables_verify_loop() {
 
 #[test]
 fn bad_inputs_name_file_and_line() {
+    let _cpu = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let s = |p: &Path| p.to_str().unwrap().to_owned();
@@ -329,6 +331,7 @@ fn uci_session(script: &str) -> String {
 /// itself (as before the net had exits) and takes `--eval nnue` for the net's.
 #[test]
 fn lazy_eval_follows_the_evaluation() {
+    let _cpu = crate::common::shared();
     let stdout = uci_session(
         "setoption name LazyEval value true\nposition startpos moves e2e4 d7d5 e4d5 d8d5 b1c3\ngo depth 7\n",
     );

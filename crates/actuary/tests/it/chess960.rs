@@ -39,6 +39,7 @@ fn bestmoves(out: &[String]) -> Vec<&str> {
 
 #[test]
 fn chess960_castling_over_uci() {
+    let _cpu = crate::common::shared();
     let fen960 = "1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1";
     let out = session(&[
         "uci",
@@ -71,6 +72,7 @@ fn chess960_castling_over_uci() {
 
 #[test]
 fn a_chess960_fen_without_the_option_is_an_error() {
+    let _cpu = crate::common::shared();
     let out = session(&[
         "position fen 1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1",
         "go depth 1",
@@ -85,6 +87,7 @@ fn a_chess960_fen_without_the_option_is_an_error() {
 /// stalemate alike, at once (a GUI that sent `go` waits for the line).
 #[test]
 fn no_legal_move_is_answered_0000() {
+    let _cpu = crate::common::shared();
     let out = session(&[
         "uci",
         // fool's mate: White is checkmated

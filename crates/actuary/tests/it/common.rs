@@ -59,3 +59,19 @@ pub fn fails(args: &[&str], needle: &str) {
         stderr.trim_end()
     );
 }
+
+/// Tests that play on a clock run alone; every other test of this binary takes a share of
+/// the machine. Why: the binary's tests run two at a time, and on two cores a calibration or
+/// bench beside a 1+0.01 game starves the engine into time losses (seen once in the clean
+/// test command after the test files became one binary).
+static CPU: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A share of the machine (any number of these at once, never beside [`alone`]).
+pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    CPU.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The whole machine: no other test of this binary runs meanwhile.
+pub fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    CPU.write().unwrap_or_else(|e| e.into_inner())
+}

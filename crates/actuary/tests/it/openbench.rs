@@ -54,6 +54,7 @@ fn openbench_parse(output: &str) -> (Option<u64>, Option<u64>) {
 
 #[test]
 fn the_parser_follows_openbench_on_known_formats() {
+    let _cpu = crate::common::shared();
     assert_eq!(
         openbench_parse("Bench: 123 nodes 45 nps\n"),
         (Some(123), Some(45))
@@ -72,6 +73,7 @@ fn the_parser_follows_openbench_on_known_formats() {
 
 #[test]
 fn actuary_bench_is_read_by_openbench() {
+    let _cpu = crate::common::alone();
     let exe = ACTUARY;
     let t0 = Instant::now();
     let out = Command::new("sh")
@@ -141,6 +143,7 @@ fn linked(package: &str, args: &[&str]) -> Vec<String> {
 
 #[test]
 fn the_engine_build_links_none_of_the_laboratory() {
+    let _cpu = crate::common::shared();
     // The engine crate: the board library and error derives, nothing for measuring.
     let engine = linked("chess", &[]);
     for lab in [

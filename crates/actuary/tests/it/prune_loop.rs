@@ -24,6 +24,7 @@ fn s(p: &Path) -> &str {
 
 #[test]
 fn collect_read_back_surprise_validate() {
+    let _cpu = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
     let pool = dir.path().join("pool.epd");
     std::fs::write(&pool, POOL).unwrap();
@@ -266,6 +267,7 @@ fn collect_read_back_surprise_validate() {
 
 #[test]
 fn bad_input_is_one_line() {
+    let _cpu = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
     let pool = dir.path().join("pool.epd");
     std::fs::write(&pool, format!("{POOL}this is not a fen\n")).unwrap();

@@ -74,6 +74,7 @@ fn allowed(avail: u64) -> Duration {
 
 #[test]
 fn no_move_overruns_its_limit_at_1_plus_0_01() {
+    let _cpu = crate::common::alone();
     let moves = play(1000, 10, 100);
     assert!(moves.len() >= 40, "only {} plies played", moves.len());
     for (i, (took, avail)) in moves.iter().enumerate() {
@@ -89,6 +90,7 @@ fn no_move_overruns_its_limit_at_1_plus_0_01() {
 #[test]
 #[ignore = "plays 100 plies at 10+0.1 (about a minute)"]
 fn no_move_overruns_its_limit_at_10_plus_0_1() {
+    let _cpu = crate::common::alone();
     let moves = play(10_000, 100, 100);
     assert!(moves.len() >= 40, "only {} plies played", moves.len());
     for (i, (took, avail)) in moves.iter().enumerate() {

@@ -8,6 +8,7 @@ use crate::common::ACTUARY;
 
 #[test]
 fn python_chess_uci_session() {
+    let _cpu = crate::common::alone();
     let probe = Command::new("python3")
         .args(["-c", "import chess, chess.engine"])
         .output();
