@@ -16,22 +16,6 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Markdown files under `dir`, recursively, in a stable order.
-fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            markdown_under(&p, out);
-        } else if p.extension().is_some_and(|x| x == "md") {
-            out.push(p);
-        }
-    }
-}
-
 /// GitHub's anchor for a heading: lower case; letters, digits, `_`, `-` and spaces kept (the
 /// spaces as `-`), everything else dropped; a repeated anchor gets `-1`, `-2`, ...
 fn anchors(markdown: &str) -> HashSet<String> {
@@ -119,7 +103,7 @@ fn join(base: &Path, relative: &str) -> PathBuf {
 fn documentation_links_resolve() {
     let root = root();
     let mut files = vec![root.join("README.md"), root.join("CHANGELOG.md")];
-    markdown_under(&root.join("docs"), &mut files);
+    files.extend(crate::common::files_under(&root.join("docs"), "md"));
     let mut broken = Vec::new();
     let mut checked = 0;
     for file in &files {

@@ -24,21 +24,6 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// Raw accesses in a source text, its unit tests (from `#[cfg(test)]` on) left out.
 fn raw_accesses(text: &str) -> usize {
     let code = text.split("\n#[cfg(test)]").next().unwrap_or(text);
@@ -61,7 +46,7 @@ fn counted() -> BTreeMap<String, usize> {
         if c.file_name().is_some_and(|n| n == "fileio") {
             continue;
         }
-        rust_files(&c.join("src"), &mut files);
+        files.extend(crate::common::files_under(&c.join("src"), "rs"));
         if c.join("build.rs").exists() {
             files.push(c.join("build.rs"));
         }

@@ -18,21 +18,6 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../chess-lab/src")
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// `calibrate::probe` for `src/calibrate/probe.rs`, `calibrate` for `src/calibrate/mod.rs`,
 /// `` for `src/lib.rs`.
 fn module_of(file: &Path) -> String {
@@ -87,8 +72,7 @@ fn target<'m>(path: &str, modules: &'m BTreeSet<String>) -> Option<&'m String> {
 
 #[test]
 fn the_laboratory_has_no_import_circle() {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
+    let files = crate::common::files_under(&src(), "rs");
     let module_files: BTreeMap<String, PathBuf> =
         files.iter().map(|f| (module_of(f), f.clone())).collect();
     let folders: BTreeSet<String> = files
