@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -375,6 +376,19 @@ fn check_batch(games: u64, bytes_per_game: u64) -> PyResult<()> {
     Ok(())
 }
 
+/// Wait for `done` with the GIL released, checking for signals (Ctrl-C) every 50 ms; on one,
+/// raise `stop` for the workers and return the signal's exception once they are told.
+fn wait_interruptibly(py: Python<'_>, stop: &AtomicBool, done: impl Fn() -> bool) -> PyResult<()> {
+    while !done() {
+        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
+        if let Err(e) = py.check_signals() {
+            stop.store(true, Relaxed);
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 fn threads_for(threads: usize, n: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     let t = if threads == 0 { cores } else { threads };
@@ -405,39 +419,44 @@ fn play_batch<'py>(
     };
     drop7::runner::check_threads(threads).map_err(value_error)?;
     let t = threads_for(threads, seeds.len());
-    let results: Vec<(u64, u32, u64, u64, bool)> = py.detach(|| {
-        let per = seeds.len().div_ceil(t).max(1);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = seeds
-                .chunks(per)
-                .map(|part| {
-                    let factory = factory.clone();
-                    s.spawn(move || {
-                        let mut policy = factory.as_ref().map(|f| f());
-                        part.iter()
-                            .map(|&seed| match policy.as_mut() {
-                                None => trace_random_game(seed),
-                                Some(p) => {
-                                    let r = play_game(seed, p.as_mut());
-                                    (
-                                        r.score,
-                                        r.moves,
-                                        r.numbered_cleared,
-                                        r.covers_revealed,
-                                        r.censored,
-                                    )
-                                }
-                            })
-                            .collect::<Vec<_>>()
-                    })
+    let per = seeds.len().div_ceil(t).max(1);
+    let stop = AtomicBool::new(false);
+    let results: Vec<(u64, u32, u64, u64, bool)> = std::thread::scope(|s| {
+        let handles: Vec<_> = seeds
+            .chunks(per)
+            .map(|part| {
+                let factory = factory.clone();
+                let stop = &stop;
+                s.spawn(move || {
+                    let mut policy = factory.as_ref().map(|f| f());
+                    part.iter()
+                        .take_while(|_| !stop.load(Relaxed))
+                        .map(|&seed| match policy.as_mut() {
+                            None => trace_random_game(seed),
+                            Some(p) => {
+                                let r = play_game(seed, p.as_mut());
+                                (
+                                    r.score,
+                                    r.moves,
+                                    r.numbered_cleared,
+                                    r.covers_revealed,
+                                    r.censored,
+                                )
+                            }
+                        })
+                        .collect::<Vec<_>>()
                 })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("a game thread panicked"))
-                .collect()
-        })
-    });
+            })
+            .collect();
+        // This thread waits without the GIL and looks for Ctrl-C between waits: the games
+        // stop at their next game boundary and the call raises KeyboardInterrupt.
+        let interrupted = wait_interruptibly(py, &stop, || handles.iter().all(|h| h.is_finished()));
+        let games: Vec<_> = handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a game thread panicked"))
+            .collect();
+        interrupted.map(|()| games)
+    })?;
     let mut t = Totals::default();
     for (score, moves, cleared, revealed, censored) in results {
         t.score.extend_from_slice(&score.to_le_bytes());

@@ -344,3 +344,24 @@ def test_integer_arguments_are_integers():
     board = "0000000" * 7
     with pytest.raises(ValueError, match="next 259: out of range"):
         drop7.step_state(board, 259, 5, 3, 1)
+
+
+def test_ctrl_c_stops_a_long_batch_promptly():
+    # Issue 68, defect 5: Ctrl-C could not stop play_batch; now it raises KeyboardInterrupt
+    # at the games' next boundary (a batch of minutes, stopped within seconds).
+    import subprocess
+    import sys
+
+    code = (
+        "import os, signal, threading, time, drop7\n"
+        "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        "    drop7.play_batch('fair-d2s7', '0x6c200000:4000', threads=2)\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after', round(time.monotonic() - t0, 1))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("interrupted after"), out.stdout + out.stderr
+    assert float(out.stdout.split()[-1]) < 15, out.stdout
