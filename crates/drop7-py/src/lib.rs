@@ -9,7 +9,7 @@
 
 use drop7::board::Board;
 use drop7::game::{Game as RustGame, PublicState, TraceRandom};
-use drop7::runner::{RunOptions, Silent, play_game, run_block};
+use drop7::runner::{RunOptions, play_game, run_block};
 use drop7::search::{FairLeaf, SearchConfig, Searcher, TableKind};
 use drop7::seeds::SeedBlock;
 use ntuple::policy::{Models, PolicySpec};
@@ -488,9 +488,27 @@ fn play(
     let spec: PolicySpec = policy.parse().map_err(value_error)?;
     let mut models = Models::new(model);
     let factory = spec.factory(&mut models).map_err(value_error)?;
-    let run = py
-        .detach(|| run_block(&factory, block, &RunOptions { threads, out: None }, &Silent))
-        .map_err(value_error)?;
+    // The games run on their own thread; this one waits and checks for Ctrl-C.
+    struct Stoppable(AtomicBool);
+    impl drop7::runner::RunObserver for Stoppable {
+        fn stop(&self) -> bool {
+            self.0.load(Relaxed)
+        }
+    }
+    let observer = Stoppable(AtomicBool::new(false));
+    let run = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            run_block(
+                &factory,
+                block,
+                &RunOptions { threads, out: None },
+                &observer,
+            )
+        });
+        let waited = wait_interruptibly(py, &observer.0, || h.is_finished());
+        let run = h.join().expect("the run's thread panicked");
+        waited.and_then(|()| run.map_err(value_error))
+    })?;
     let mut out = String::new();
     for r in &run.records {
         out.push_str(&serde_json::to_string(r).map_err(value_error)?);

@@ -212,6 +212,10 @@ pub enum RunError {
     NotAFile { path: PathBuf },
     #[error("--threads {threads}: use at most {most} (4 per core)")]
     Threads { threads: usize, most: usize },
+    /// The observer asked to stop (`played` games were finished, and written if there is a
+    /// results file).
+    #[error("stopped after {played} games")]
+    Stopped { played: usize },
     #[error("{0}")]
     Merge(String),
     #[error("the policy gave no legal column in a live game (seed {seed:#010x})")]
@@ -307,6 +311,11 @@ pub trait RunObserver: Sync {
     fn started(&self, _arm: &str, _done: usize, _todo: usize) {}
     /// After each newly played game (already written to the results file).
     fn finished_game(&self, _record: &GameRecord) {}
+    /// Whether to stop before the next game (a caller's Ctrl-C): the run then ends with
+    /// [`RunError::Stopped`], every game finished so far written and kept for a resume.
+    fn stop(&self) -> bool {
+        false
+    }
 }
 
 /// An observer that reports nothing.
@@ -409,7 +418,7 @@ pub fn run_block(
                         .take()
                         .unwrap_or_else(|| factory());
                     let mut out = Vec::new();
-                    while !failed.load(Relaxed) {
+                    while !failed.load(Relaxed) && !observer.stop() {
                         let Some(&seed) = todo.get(next.fetch_add(1, Relaxed)) else {
                             break;
                         };
@@ -441,6 +450,11 @@ pub fn run_block(
     });
     if let Some(e) = error.into_inner().expect("error slot") {
         return Err(e);
+    }
+    if observer.stop() {
+        return Err(RunError::Stopped {
+            played: played.len(),
+        });
     }
     let played_n = played.len();
     for r in played {
