@@ -366,3 +366,27 @@ def test_ctrl_c_stops_a_long_batch_promptly():
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert out.stdout.startswith("interrupted after"), call + out.stdout + out.stderr
         assert float(out.stdout.split()[-1]) < 15, call + out.stdout
+
+
+def test_bench_totals_in_slices_equal_the_games_one_by_one_and_stop_on_ctrl_c():
+    # bench_totals plays in slices of 20,000 games to check for Ctrl-C between them (issue
+    # 68, defect 5): the slices add up to the games played one by one.
+    t = drop7.bench_totals(0x2D700000, 45000)
+    b = drop7.play_batch("trace-random", "0x2d700000:45000", threads=2)
+    assert t == {"games": 45000, "moves": int(b["moves"].sum()), "score": int(b["score"].sum())}
+    import subprocess
+    import sys
+
+    code = (
+        "import os, signal, threading, time, drop7\n"
+        "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        "    drop7.bench_totals(0, 2**32)\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after', round(time.monotonic() - t0, 1))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("interrupted after"), out.stdout + out.stderr
+    assert float(out.stdout.split()[-1]) < 10, out.stdout
