@@ -21,6 +21,13 @@
 # docs/chess/gauntlet/gauntlet-ethereal.*; same control, book, seed and Hash.
 # SET=toga plays Toga II alone (issue 34's 200 games), in OUT/gauntlet-toga.pgn and
 # docs/chess/gauntlet/gauntlet-toga.*; same control, book, seed and Hash.
+# SET=ethereal-pext plays Ethereal 12.00 as its author builds it (issue 67): ETHEREAL_PEXT=PATH
+# names the binary, built outside this repository with
+#   git clone https://github.com/AndyGrant/Ethereal && cd Ethereal && git checkout V12.00 \
+#     && cd src && make pext        # `uci` then answers "id name Ethereal 12.00 (PEXT)"
+# in OUT/gauntlet-ethereal-pext.pgn and docs/chess/gauntlet/gauntlet-ethereal-pext.*.
+# SET=threads plays actuary with Threads 2 against itself with Threads 1 (issue 67, item 4),
+# one game at a time (the two threads take both cores), in OUT/gauntlet-threads.pgn.
 # TAG=WORD appends -WORD to the files' name (e.g. TAG=actuary7: OUT/gauntlet-ethereal-actuary7.pgn,
 # docs/chess/gauntlet/gauntlet-ethereal-actuary7.*), so a new build's gauntlet neither resumes
 # nor overwrites an earlier build's games.
@@ -34,9 +41,11 @@ SET=${SET:-ethereal-toga}
 case "$SET" in
 ethereal-toga) NAME=gauntlet ;;
 ethereal) NAME=gauntlet-ethereal ;;
+ethereal-pext) NAME=gauntlet-ethereal-pext ;;
+threads) NAME=gauntlet-threads ;;
 toga) NAME=gauntlet-toga ;;
 stockfish) NAME=gauntlet-stockfish ;;
-*) echo "gauntlet: SET=$SET is not a set (ethereal-toga, ethereal, toga or stockfish)" >&2; exit 2 ;;
+*) echo "gauntlet: SET=$SET is not a set (ethereal-toga, ethereal, ethereal-pext, toga, stockfish or threads)" >&2; exit 2 ;;
 esac
 TAG=${TAG:-}
 case "$TAG" in
@@ -80,6 +89,22 @@ if [ "$SET" = ethereal ]; then
     --engine name=actuary cmd="$ACTUARY" option.Hash=64 \
     --engine name=ethereal-12 cmd="$ETHEREAL" option.Hash=64 \
     --tc 10+0.1 --games "$GAMES" --concurrency 2 --book "$BOOK" --book-order random --seed 20 \
+    --pgn "$OUT/$NAME.pgn" --report "$OUT/$NAME.json" --resume
+fi
+if [ "$SET" = ethereal-pext ]; then
+  ETHEREAL_PEXT=${ETHEREAL_PEXT:?gauntlet: SET=ethereal-pext needs ETHEREAL_PEXT=PATH (Ethereal 12.00 built with make pext)}
+  [ -x "$ETHEREAL_PEXT" ] || { echo "gauntlet: $ETHEREAL_PEXT is missing" >&2; exit 2; }
+  exec "$ARBITER" \
+    --engine name=actuary cmd="$ACTUARY" option.Hash=64 \
+    --engine name=ethereal-12-pext cmd="$ETHEREAL_PEXT" option.Hash=64 \
+    --tc 10+0.1 --games "$GAMES" --concurrency 2 --book "$BOOK" --book-order random --seed 20 \
+    --pgn "$OUT/$NAME.pgn" --report "$OUT/$NAME.json" --resume
+fi
+if [ "$SET" = threads ]; then
+  exec "$ARBITER" \
+    --engine name=actuary-threads2 cmd="$ACTUARY" option.Hash=64 option.Threads=2 \
+    --engine name=actuary-threads1 cmd="$ACTUARY" option.Hash=64 option.Threads=1 \
+    --tc 10+0.1 --games "$GAMES" --concurrency 1 --book "$BOOK" --book-order random --seed 21 \
     --pgn "$OUT/$NAME.pgn" --report "$OUT/$NAME.json" --resume
 fi
 if [ "$SET" = toga ]; then

@@ -23,7 +23,7 @@ def check(cond, msg):
         print("FAIL:", msg, flush=True)
 
 
-def self_play(games=4, base=1.0, inc=0.01, max_plies=120):
+def self_play(games=2, base=1.0, inc=0.01, max_plies=120):
     """Short games at 1+0.01 against itself; clocks kept here, including pipe latency."""
     engines = [chess.engine.SimpleEngine.popen_uci(ENGINE) for _ in range(2)]
     try:

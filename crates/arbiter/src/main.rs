@@ -575,6 +575,17 @@ fn spsa_main(args: &SpsaArgs) -> Result<(), Failure> {
         error: e.into(),
     })?;
     note(&spsa_summary(&state, &args.state));
+    // Every game a fault: the values moved by forfeits alone, which is no tune to report.
+    let games = 2 * state.pairs_done;
+    if games > 0 && state.faults == games {
+        return Err(Failure {
+            status: 1,
+            error: anyhow::anyhow!(
+                "all {games} games ended in a fault (see the kinds above): the values are \
+                 not a tune; check the engine, the limits and --hang-timeout"
+            ),
+        });
+    }
     let mut out = String::new();
     for p in &state.params {
         out.push_str(&p.input_line());
@@ -729,7 +740,23 @@ fn spsa_summary(state: &State, state_file: &Path) -> String {
 fn main() -> ExitCode {
     let (cli, matches) = parse_cli();
     let result = match &cli.cmd {
-        Some(Cmd::Spsa(args)) => spsa_main(args),
+        Some(Cmd::Spsa(args)) => {
+            // Two --engine flags would merge into one engine's words (the second `cmd=`
+            // silently winning): spsa tunes one engine, given once.
+            let groups = matches
+                .subcommand_matches("spsa")
+                .and_then(|m| m.get_occurrences::<String>("engine"))
+                .map_or(0, |o| o.count());
+            if groups > 1 {
+                usage_error(
+                    ErrorKind::ArgumentConflict,
+                    format!(
+                        "--engine given {groups} times: spsa tunes one engine, one --engine group"
+                    ),
+                );
+            }
+            spsa_main(args)
+        }
         None => match_main(&cli, &matches),
     };
     match result {

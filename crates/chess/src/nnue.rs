@@ -73,7 +73,8 @@ pub(crate) enum NetError {
     Magic,
     #[error("hidden width {0} is out of range 1..={MAX_HIDDEN}")]
     Hidden(usize),
-    #[error("{0} output buckets: out of range 1..={MAX_BUCKETS}")]
+    /// A version-2 file declares 2..=16 buckets (one bucket is written as version 1).
+    #[error("{0} output buckets: a version-2 net has 2..={MAX_BUCKETS}")]
     Buckets(usize),
     #[error("{found} bytes where a net of hidden width {hidden} has {want}: truncated or padded")]
     Length {
@@ -749,6 +750,14 @@ mod tests {
             Network::from_bytes(&bytes[..bytes.len() - 2]),
             Err(NetError::Length { .. })
         ));
+        // A version-2 header declaring 1 or 17 buckets; the message names the range it allows.
+        for n in [1u32, 17] {
+            let mut b = bytes.clone();
+            b[12..16].copy_from_slice(&n.to_le_bytes());
+            let e = Network::from_bytes(&b).unwrap_err();
+            assert_eq!(e, NetError::Buckets(n as usize));
+            assert!(e.to_string().ends_with("a version-2 net has 2..=16"), "{e}");
+        }
         // Buckets split 2..=32 pieces evenly; the start position is in the last.
         assert_eq!(
             (bucket(2, 8), bucket(32, 8), bucket(17, 8), bucket(32, 1)),

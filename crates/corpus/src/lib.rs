@@ -13,7 +13,9 @@
 //!   fails the same way on every machine).
 //! - `stdin`: items written in order, then stdin is closed: a string is one line (a newline is
 //!   added), `{"raw": text}` text as it is, `{"hex"}` bytes, `{"repeat", "times"}` text
-//!   repeated, `{"sleep_ms"}` a pause.
+//!   repeated, `{"sleep_ms"}` a pause, `{"await": text, "times": n}` waits until stdout holds
+//!   `text` n times in all (default 1; at most the case's time): a wait for an answer costs
+//!   only as long as the answer takes.
 //! - `stdout_to`: `"full"` (every write fails: `/dev/full`) or `"closed"` (the reader has gone).
 //!
 //! The rule every binary keeps, checked on the whole stderr:
@@ -218,13 +220,31 @@ impl Runner {
         if stdout_to == Some("closed") {
             drop(child.stdout.take());
         }
-        // Feed stdin and drain both pipes while waiting: nothing blocks on a full pipe.
+        // Feed stdin and drain both pipes while waiting: nothing blocks on a full pipe. The
+        // stdout drain shares what it has read so far, for the `await` items.
         let mut stdin = child.stdin.take().expect("piped");
+        let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let drain = |pipe: Option<Box<dyn Read + Send>>, seen: std::sync::Arc<Mutex<Vec<u8>>>| {
+            std::thread::spawn(move || {
+                if let Some(mut p) = pipe {
+                    let mut buf = [0u8; 8192];
+                    while let Ok(n @ 1..) = p.read(&mut buf) {
+                        seen.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                }
+                std::mem::take(&mut *seen.lock().unwrap())
+            })
+        };
+        let out = drain(child.stdout.take().map(|p| Box::new(p) as _), seen.clone());
+        let err = drain(
+            child.stderr.take().map(|p| Box::new(p) as _),
+            Default::default(),
+        );
         let feeder = std::thread::spawn(move || {
             for it in input {
                 match it {
                     // the binary may have exited already (a refusal): a broken pipe is fine
-                    Ok(bytes) => {
+                    Input::Bytes(bytes) => {
                         if stdin
                             .write_all(&bytes)
                             .and_then(|()| stdin.flush())
@@ -233,21 +253,22 @@ impl Runner {
                             break;
                         }
                     }
-                    Err(pause) => std::thread::sleep(pause),
+                    Input::Pause(pause) => std::thread::sleep(pause),
+                    Input::Await { text, times } => {
+                        // a missing answer is the case's failure (its checks or its time)
+                        while t0.elapsed() < max {
+                            let holds = String::from_utf8_lossy(&seen.lock().unwrap())
+                                .matches(text.as_str())
+                                .count();
+                            if holds >= times {
+                                break;
+                            }
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                    }
                 }
             }
         });
-        let drain = |pipe: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut v = Vec::new();
-                if let Some(mut p) = pipe {
-                    let _ = p.read_to_end(&mut v);
-                }
-                v
-            })
-        };
-        let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
-        let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
         let status = loop {
             if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
                 break s;
@@ -371,17 +392,38 @@ impl Runner {
         Ok(())
     }
 
-    /// Bytes to write, or a pause.
-    fn stdin_item(&self, v: &Value, d: &Path) -> Result<Result<Vec<u8>, Duration>, String> {
+    /// Bytes to write, a pause, or a wait for output.
+    fn stdin_item(&self, v: &Value, d: &Path) -> Result<Input, String> {
         Ok(match v {
-            Value::String(s) => Ok((self.subst(s, d) + "\n").into_bytes()),
-            v if v["raw"].is_string() => Ok(self.subst(v["raw"].as_str().unwrap(), d).into_bytes()),
-            v if v["sleep_ms"].is_u64() => {
-                Err(Duration::from_millis(v["sleep_ms"].as_u64().unwrap()))
+            Value::String(s) => Input::Bytes((self.subst(s, d) + "\n").into_bytes()),
+            v if v["raw"].is_string() => {
+                Input::Bytes(self.subst(v["raw"].as_str().unwrap(), d).into_bytes())
             }
-            v => Ok(bytes_of(v)?),
+            v if v["sleep_ms"].is_u64() => {
+                Input::Pause(Duration::from_millis(v["sleep_ms"].as_u64().unwrap()))
+            }
+            v if v["await"].is_string() => Input::Await {
+                text: self.subst(v["await"].as_str().unwrap(), d),
+                times: match &v["times"] {
+                    Value::Null => 1,
+                    t => t.as_u64().ok_or("`times` is a count")? as usize,
+                },
+            },
+            v => Input::Bytes(bytes_of(v)?),
         })
     }
+}
+
+/// One item of a case's `stdin`.
+#[derive(Debug, PartialEq)]
+enum Input {
+    Bytes(Vec<u8>),
+    Pause(Duration),
+    /// Wait until stdout holds `text` this many times in all.
+    Await {
+        text: String,
+        times: usize,
+    },
 }
 
 /// Every field a case may have (anything else is a typo, refused).
@@ -508,18 +550,52 @@ mod tests {
     }
 
     #[test]
+    fn await_waits_for_the_answer_and_no_longer() {
+        let r = Runner {
+            bin: "sh".into(),
+            ..Default::default()
+        };
+        // the script answers `ready` only after a pause, then echoes what it reads
+        let case = |wait_for: &str| {
+            serde_json::json!({
+                "name": "await", "exit": 0, "max_seconds": 3,
+                "args": ["-c", "sleep 0.2; echo ready; cat"],
+                "stdin": [{"await": wait_for}, "after"],
+                "out": ["ready", "after"],
+            })
+        };
+        let t0 = Instant::now();
+        assert_eq!(r.run_case(&case("ready")), Ok(()));
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+        // an answer that never comes: the wait ends at the case's time, and the case fails
+        let e = r.run_case(&case("never")).unwrap_err();
+        assert!(e.contains("3s"), "{e}");
+    }
+
+    #[test]
     fn stdin_items_and_file_bytes() {
         let r = Runner::default();
         let d = Path::new("/x");
         let item = |j: &str| r.stdin_item(&serde_json::from_str(j).unwrap(), d).unwrap();
-        assert_eq!(item(r#""go $DIR""#), Ok(b"go /x\n".to_vec()));
-        assert_eq!(item(r#"{"raw": "a"}"#), Ok(b"a".to_vec()));
-        assert_eq!(item(r#"{"hex": "ff0a"}"#), Ok(vec![0xff, 0x0a]));
+        let bytes = |b: &[u8]| Input::Bytes(b.to_vec());
+        assert_eq!(item(r#""go $DIR""#), bytes(b"go /x\n"));
+        assert_eq!(item(r#"{"raw": "a"}"#), bytes(b"a"));
+        assert_eq!(item(r#"{"hex": "ff0a"}"#), bytes(&[0xff, 0x0a]));
+        assert_eq!(item(r#"{"repeat": "ab", "times": 2}"#), bytes(b"abab"));
         assert_eq!(
-            item(r#"{"repeat": "ab", "times": 2}"#),
-            Ok(b"abab".to_vec())
+            item(r#"{"sleep_ms": 5}"#),
+            Input::Pause(Duration::from_millis(5))
         );
-        assert_eq!(item(r#"{"sleep_ms": 5}"#), Err(Duration::from_millis(5)));
+        let wait = |text: &str, times| Input::Await {
+            text: text.into(),
+            times,
+        };
+        assert_eq!(item(r#"{"await": "bestmove"}"#), wait("bestmove", 1));
+        assert_eq!(item(r#"{"await": "$DIR", "times": 3}"#), wait("/x", 3));
+        assert!(
+            r.stdin_item(&serde_json::json!({"await": "x", "times": "two"}), d)
+                .is_err()
+        );
         assert!(bytes_of(&serde_json::json!({"hex": "f"})).is_err());
     }
 }

@@ -170,6 +170,13 @@ pub fn topk(a: TopkArgs) -> anyhow::Result<()> {
     let positions = drop7::topk::positions_from_games(a.seeds.seeds(), a.every as usize, |s| {
         player.choose(s).column
     });
+    // nothing to price is a failed run, not an empty study reported as a result
+    anyhow::ensure!(
+        !positions.is_empty(),
+        "topk: no position: every game of {} ended before move {} (lower --every)",
+        a.seeds,
+        a.every
+    );
     let threads = match a.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         t => t,

@@ -331,6 +331,8 @@ fn model_pack(
     drop_within: f32,
     part_bytes: Count,
 ) -> anyhow::Result<()> {
+    // checked before the model is read (a large model takes minutes to load)
+    ntuple::pack::check_settings(step, drop_within).map_err(anyhow::Error::msg)?;
     let (t, _) = model::load(file, false)?;
     let info = ntuple::pack::pack(&t, out, step, drop_within, part_bytes.0)?;
     let output = PackOutput {

@@ -389,6 +389,45 @@ fn wait_interruptibly(py: Python<'_>, stop: &AtomicBool, done: impl Fn() -> bool
     Ok(())
 }
 
+/// Run `work` on its own thread and wait for its answer without the GIL, checking for
+/// signals (Ctrl-C) every 50 ms; on one, raise `stop` (which `work` must obey) and return
+/// the signal's exception once `work` has ended. A quick `work` returns at once: the answer
+/// wakes the wait, no polling interval is paid.
+fn run_interruptibly<T: Send>(
+    py: Python<'_>,
+    stop: &AtomicBool,
+    work: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    use std::sync::mpsc::RecvTimeoutError;
+    std::thread::scope(|scope| {
+        let (tx, mut rx) = std::sync::mpsc::channel();
+        scope.spawn(move || {
+            let _ = tx.send(work());
+        });
+        loop {
+            let got;
+            (rx, got) = py.detach(move || {
+                let got = rx.recv_timeout(std::time::Duration::from_millis(50));
+                (rx, got)
+            });
+            match got {
+                Ok(v) => return Ok(v),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        stop.store(true, Relaxed);
+                        return Err(e);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                        "the search thread ended without an answer",
+                    ));
+                }
+            }
+        }
+    })
+}
+
 fn threads_for(threads: usize, n: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     let t = if threads == 0 { cores } else { threads };
@@ -528,8 +567,8 @@ struct Model {
 impl Model {
     #[new]
     fn new(path: PathBuf) -> PyResult<Self> {
-        let (tables, info) = ntuple::model::load(&path, false)
-            .map_err(|e| value_error(format!("{}: {e}", path.display())))?;
+        // the library's errors name the path already
+        let (tables, info) = ntuple::model::load(&path, false).map_err(value_error)?;
         Ok(Model {
             tables: Arc::new(tables),
             sha256: info.sha256,
@@ -644,10 +683,19 @@ fn search(
         cfg.max_work = w;
     }
     let tables = model.map(|m| Arc::clone(&m.tables));
-    let d = py.detach(move || match tables {
-        None => Searcher::new(FairLeaf::default(), cfg).decide(&s),
-        Some(t) => Searcher::new(ntuple::play::NTupleLeaf::new(t), cfg).decide(&s),
-    });
+    // The search runs on its own thread while this one waits without the GIL, looking for
+    // Ctrl-C: a deep search (minutes) stops at its next node of depth 2 and more, and the
+    // call raises KeyboardInterrupt (issue 68, defect 5).
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_search = Arc::clone(&stop);
+    let d = run_interruptibly(py, &stop, move || match tables {
+        None => Searcher::new(FairLeaf::default(), cfg)
+            .with_stop(stop_search)
+            .decide(&s),
+        Some(t) => Searcher::new(ntuple::play::NTupleLeaf::new(t), cfg)
+            .with_stop(stop_search)
+            .decide(&s),
+    })?;
     let v = drop7::protocol::decision_json(&s, &cfg, &d);
     Ok(v.to_string())
 }

@@ -390,3 +390,64 @@ def test_bench_totals_in_slices_equal_the_games_one_by_one_and_stop_on_ctrl_c():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.startswith("interrupted after"), out.stdout + out.stderr
     assert float(out.stdout.split()[-1]) < 10, out.stdout
+
+
+def test_fair_search_stops_on_ctrl_c_and_quick_searches_pay_no_wait():
+    # Issue 68, defect 5: fair_search runs on its own thread and stops at its next deep node
+    # on Ctrl-C. A d6s32 search takes hours; interrupted after a second, it ends within a few.
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import os, signal, threading, time, drop7\n"
+        "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        "    drop7.fair_search(drop7.Game(5), depth=6, samples=32, max_work=2**62)\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after', round(time.monotonic() - t0, 1))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("interrupted after"), out.stdout + out.stderr
+    assert float(out.stdout.split()[-1]) < 10, out.stdout
+    # the waiting thread wakes on the answer: 200 depth-1 searches take far less than the
+    # 50 ms signal-check interval each
+    g = drop7.Game(5)
+    t0 = time.monotonic()
+    for _ in range(200):
+        drop7.fair_search(g, depth=1, samples=2)
+    assert time.monotonic() - t0 < 5, time.monotonic() - t0
+
+
+def test_copies_are_independent_pickles_are_refused_and_models_want_paths(tmp_path):
+    # Issue 68, minor items: copy.copy shared one Rust game between two objects; pickle
+    # failed obscurely; Model(None) looked for a file named "None"; errors named the path twice.
+    import copy
+    import pickle
+
+    g = drop7.Game(7)
+    for c in (copy.copy(g), copy.deepcopy(g)):
+        c.step(int(np.flatnonzero(c.action_mask())[0]))
+        assert c.moves == 1 and g.moves == 0
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(g)
+    with pytest.raises(TypeError, match="expected a path"):
+        drop7.Model(None)
+    missing = tmp_path / "missing.d7nt"
+    with pytest.raises(ValueError) as e:
+        drop7.Model(missing)
+    assert str(e.value).count("missing.d7nt") == 1, str(e.value)
+
+
+def test_envs_take_numpy_seeds_and_refuse_a_step_before_reset():
+    from drop7.env import Drop7Env, Drop7VectorEnv
+
+    a, b = Drop7Env(), Drop7Env()
+    assert a.reset(seed=np.int64(5))[1]["seed"] == b.reset(seed=5)[1]["seed"] == 5
+    v = Drop7VectorEnv(num_envs=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        v.step(np.zeros(2, dtype=np.int64))
+    v.reset(seed=np.uint32(3))
+    v.step(np.zeros(2, dtype=np.int64))

@@ -82,7 +82,10 @@ impl Root {
             )));
         }
         match std::fs::metadata(&real) {
-            Ok(m) if m.is_file() => Ok(real),
+            Ok(m) if m.is_file() => {
+                linked_elsewhere(&m, &shown())?;
+                Ok(real)
+            }
             _ => Err(ApiError::not_found(format!(
                 "`{}` is not a regular file",
                 shown()
@@ -114,6 +117,7 @@ impl Root {
                 self.rel(&real)
             )));
         }
+        linked_elsewhere(&meta, &self.rel(&real))?;
         if meta.len() > max {
             return Err(ApiError::new(
                 413,
@@ -216,6 +220,22 @@ pub fn content_type(path: &Path) -> Option<&'static str> {
     })
 }
 
+/// A file with another hard link may be a file from anywhere (a hard link inside the root
+/// to a file outside it cannot be told from the inside one): refused, 403. Results are
+/// written by the tools as files of their own (one link).
+fn linked_elsewhere(m: &std::fs::Metadata, shown: &str) -> Result<(), ApiError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if m.nlink() > 1 {
+            return Err(ApiError::forbidden(format!(
+                "`{shown}` has other hard links (it may lead outside the results directory)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +285,10 @@ mod tests {
                 .unwrap();
             assert!(ok.success());
             assert_eq!(root.read(&fifo, 10).unwrap_err().status, 404);
+            // a hard link to a file outside the root reads as its own file: refused
+            std::fs::hard_link(tmp.path().join("secret.json"), d.join("hard.json")).unwrap();
+            assert_eq!(root.read(&d.join("hard.json"), 10).unwrap_err().status, 403);
+            std::fs::remove_file(d.join("hard.json")).unwrap();
         }
         let files: Vec<String> = root.walk().iter().map(|p| root.rel(p)).collect();
         assert_eq!(files, ["sub/a.json"]);

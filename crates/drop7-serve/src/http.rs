@@ -3,10 +3,13 @@
 //! Why not a general HTTP crate: the page makes a handful of small requests, and what matters
 //! here is what a hostile client cannot do. Every limit is explicit:
 //!
-//! - **connections**: one accept thread hands sockets to [`WORKERS`] handler threads through a
-//!   queue of [`QUEUE`]; when the queue is full the connection is answered `503` at once (by
-//!   one more thread, with a queue of its own) and closed, so threads and memory stay bounded whatever the number of clients (the crate used
-//!   before gave every connection a thread: 1,500 half-open connections, 1,500 threads);
+//! - **connections**: one accept thread hands sockets to [`READERS`] reader threads through a
+//!   queue of [`QUEUE`]; a reader reads the whole request and hands it to one of [`WORKERS`]
+//!   handler threads. Slow clients so pin a reader, never a handler: 8 clients trickling
+//!   their heads no longer starve the searches (issue 68, defect 6). When the queue is full
+//!   the connection is answered `503` at once (by one more thread, with a queue of its own)
+//!   and closed, so threads and memory stay bounded whatever the number of clients (the crate
+//!   used before gave every connection a thread: 1,500 half-open connections, 1,500 threads);
 //! - **time**: the request head must arrive within [`HEAD_TIMEOUT`] and the body within
 //!   [`BODY_TIMEOUT`] (a client that trickles bytes is dropped), the whole answer must be
 //!   taken within [`WRITE_TIMEOUT`];
@@ -24,6 +27,9 @@ use std::time::{Duration, Instant};
 
 /// Request-handling threads (a search holds one while it thinks).
 pub const WORKERS: usize = 4;
+/// Request-reading threads: each waits on one client's head and body (up to the timeouts
+/// below), so this many slow clients at once are served before a new one waits.
+pub const READERS: usize = 32;
 /// Accepted connections waiting for a worker; beyond this a connection is answered 503.
 pub const QUEUE: usize = 64;
 /// The longest request head (request line and headers).
@@ -87,7 +93,7 @@ impl Request {
     /// without the body.
     pub fn respond(self, status: u16, headers: &[(&str, &str)], body: &[u8]) {
         let head_only = self.method == "HEAD";
-        write_response(self.stream, status, headers, body, head_only, true);
+        write_response(self.stream, status, headers, body, head_only, DRAIN_TIMEOUT);
     }
 }
 
@@ -129,18 +135,18 @@ fn write_all_by(s: &mut TcpStream, mut bytes: &[u8], deadline: Instant) -> std::
     Ok(())
 }
 
-/// Send the answer and close. With `drain`, first take what the client still sends, for at
-/// most [`DRAIN_TIMEOUT`] in all: closing a socket with unread input makes the kernel reset
-/// the connection, which can destroy the answer before the client reads it (a refusal sent
-/// before the body was read). Without it (the accept thread, which must not wait), only what
-/// has already arrived is taken.
+/// Send the answer and close, first taking what the client still sends for at most `drain`
+/// in all: closing a socket with unread input makes the kernel reset the connection, which
+/// can destroy the answer before the client reads it (a refusal sent before the body was
+/// read). With a zero `drain` (the accept thread, which must not wait) only what has already
+/// arrived is taken.
 fn write_response(
     mut s: TcpStream,
     status: u16,
     headers: &[(&str, &str)],
     body: &[u8],
     head_only: bool,
-    drain: bool,
+    drain: Duration,
 ) {
     let mut head = format!(
         "HTTP/1.1 {status} {}\r\nContent-Length: {}\r\nConnection: close\r\n",
@@ -161,8 +167,8 @@ fn write_response(
     let _ = s.shutdown(Shutdown::Write);
     let mut sink = [0u8; 4096];
     let mut drained = 0;
-    if drain {
-        let until = Instant::now() + DRAIN_TIMEOUT;
+    if !drain.is_zero() {
+        let until = Instant::now() + drain;
         while drained < MAX_DRAIN {
             match read_some(&mut s, &mut sink, until) {
                 Some(n) => drained += n,
@@ -182,11 +188,14 @@ fn write_response(
 /// How long in all a closing connection waits for the client's unread input, and how much
 /// it takes.
 const DRAIN_TIMEOUT: Duration = Duration::from_millis(200);
+/// The same for a busy answer: its client's request arrived long before the busy thread
+/// reached it, and a queue of silent clients must not cost 200 ms each.
+const BUSY_DRAIN: Duration = Duration::from_millis(50);
 const MAX_DRAIN: usize = 1 << 20;
 
 /// A refusal before any handler ran: a JSON error like the API's. `drain` as in
 /// [`write_response`].
-fn refuse_with(s: TcpStream, status: u16, message: &str, drain: bool) {
+fn refuse_with(s: TcpStream, status: u16, message: &str, drain: Duration) {
     let body = serde_json::json!({"error": message, "status": status}).to_string();
     write_response(
         s,
@@ -202,7 +211,7 @@ fn refuse_with(s: TcpStream, status: u16, message: &str, drain: bool) {
 }
 
 fn refuse(s: TcpStream, status: u16, message: &str) {
-    refuse_with(s, status, message, true);
+    refuse_with(s, status, message, DRAIN_TIMEOUT);
 }
 
 /// Read from `s` into `buf` until `deadline`; false on a timeout, an error or the end.
@@ -224,6 +233,11 @@ fn read_request(mut s: TcpStream, max_body: usize) -> Option<Request> {
     let mut chunk = [0u8; 4096];
     let head_end = loop {
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            // one read may carry the end of a head a little over the limit: still 431
+            if i + 4 > MAX_HEAD {
+                refuse(s, 431, "request head too large");
+                return None;
+            }
             break i;
         }
         if buf.len() > MAX_HEAD {
@@ -317,9 +331,10 @@ fn read_request(mut s: TcpStream, max_body: usize) -> Option<Request> {
     })
 }
 
-/// Serve `listener` until the process ends: requests of at most `max_body` bytes go to
-/// `handle` on [`WORKERS`] threads. A handler that panics loses its request (the connection
-/// closes), not its thread. Fails only when no worker thread can be started.
+/// Serve `listener` until the process ends: requests of at most `max_body` bytes, read by
+/// [`READERS`] threads, go to `handle` on [`WORKERS`] threads. A handler that panics loses
+/// its request (the connection closes), not its thread. Fails only when no reader or worker
+/// thread can be started.
 pub fn serve(
     listener: TcpListener,
     max_body: usize,
@@ -327,18 +342,41 @@ pub fn serve(
 ) -> std::io::Result<()> {
     let (tx, rx): (SyncSender<TcpStream>, Receiver<TcpStream>) = sync_channel(QUEUE);
     let rx = Arc::new(Mutex::new(rx));
+    // Whole requests waiting for a handler: a reader with one waits here (bounded memory:
+    // at most READERS + WORKERS bodies of `max_body`).
+    let (req_tx, req_rx) = sync_channel::<Request>(WORKERS);
+    let req_rx = Arc::new(Mutex::new(req_rx));
     let handle = Arc::new(handle);
     for i in 0..WORKERS {
-        let (rx, handle) = (rx.clone(), handle.clone());
+        let (req_rx, handle) = (req_rx.clone(), handle.clone());
         let spawned = std::thread::Builder::new()
             .name(format!("serve-{i}"))
             .spawn(move || {
                 loop {
+                    let next = req_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    let Ok(req) = next else { break };
+                    let h = &handle;
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h(req)));
+                }
+            });
+        if let Err(e) = spawned
+            && i == 0
+        {
+            return Err(e);
+        }
+    }
+    for i in 0..READERS {
+        let (rx, req_tx) = (rx.clone(), req_tx.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("serve-read-{i}"))
+            .spawn(move || {
+                loop {
                     let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
                     let Ok(stream) = next else { break };
-                    if let Some(req) = read_request(stream, max_body) {
-                        let h = &handle;
-                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h(req)));
+                    if let Some(req) = read_request(stream, max_body)
+                        && req_tx.send(req).is_err()
+                    {
+                        break;
                     }
                 }
             });
@@ -348,6 +386,7 @@ pub fn serve(
             return Err(e);
         }
     }
+    drop(req_tx);
     // Busy answers are written (and drained, so the answer is not lost to a reset) by one
     // thread of their own, so the accept loop never waits; beyond its queue a connection is
     // closed unanswered.
@@ -356,7 +395,7 @@ pub fn serve(
         .name("serve-busy".into())
         .spawn(move || {
             for s in busy_rx {
-                refuse(s, 503, "busy: too many connections, try again");
+                refuse_with(s, 503, "busy: too many connections, try again", BUSY_DRAIN);
             }
         })
         .is_ok();
@@ -366,11 +405,21 @@ pub fn serve(
             Ok(()) => {}
             Err(TrySendError::Full(s)) if busy => {
                 if let Err(TrySendError::Full(s)) = busy_tx.try_send(s) {
-                    refuse_with(s, 503, "busy: too many connections, try again", false);
+                    refuse_with(
+                        s,
+                        503,
+                        "busy: too many connections, try again",
+                        Duration::ZERO,
+                    );
                 }
             }
             Err(TrySendError::Full(s)) => {
-                refuse_with(s, 503, "busy: too many connections, try again", false);
+                refuse_with(
+                    s,
+                    503,
+                    "busy: too many connections, try again",
+                    Duration::ZERO,
+                );
             }
             Err(TrySendError::Disconnected(_)) => break,
         }
@@ -448,20 +497,26 @@ mod tests {
         big.extend(std::iter::repeat_n(b'a', MAX_HEAD + 10));
         let r = exchange(addr, &big);
         assert!(r.starts_with("HTTP/1.1 431 "), "{r}");
+        // a head just over the limit, sent in one write, ending in its blank line
+        let mut over = b"GET / HTTP/1.1\r\nX-Pad: ".to_vec();
+        over.extend(std::iter::repeat_n(b'a', MAX_HEAD - over.len()));
+        over.extend(b"\r\n\r\n");
+        let r = exchange(addr, &over);
+        assert!(r.starts_with("HTTP/1.1 431 "), "{r}");
     }
 
     #[test]
     fn a_full_queue_is_answered_busy_and_silent_clients_do_not_stop_the_server() {
         let addr = echo();
-        // Silent connections: each holds a worker until the head timeout, the rest queue up,
+        // Silent connections: each holds a reader until the head timeout, the rest queue up,
         // and those beyond the queue are told 503 at once.
-        let mut silent: Vec<TcpStream> = (0..WORKERS + QUEUE + 8)
+        let mut silent: Vec<TcpStream> = (0..READERS + QUEUE + 2)
             .map(|_| TcpStream::connect(addr).unwrap())
             .collect();
-        // The workers take their first connection only after some were queued: fill the
+        // The readers take their first connection only after some were queued: fill the
         // places they left in the queue.
         std::thread::sleep(Duration::from_millis(300));
-        silent.extend((0..WORKERS).map(|_| TcpStream::connect(addr).unwrap()));
+        silent.extend((0..READERS).map(|_| TcpStream::connect(addr).unwrap()));
         std::thread::sleep(Duration::from_millis(300));
         let t = Instant::now();
         let r = exchange(addr, b"GET / HTTP/1.1\r\n\r\n");
@@ -471,7 +526,7 @@ mod tests {
             t.elapsed()
         );
         drop(silent);
-        // Once they are gone (closed: each worker's read ends at once), it answers again.
+        // Once they are gone (closed: each reader's read ends at once), it answers again.
         let t0 = Instant::now();
         loop {
             let r = exchange(addr, b"GET /x HTTP/1.1\r\n\r\n");
@@ -480,6 +535,42 @@ mod tests {
             }
             assert!(t0.elapsed() < Duration::from_secs(15), "{r}");
             std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    #[test]
+    fn slow_clients_pin_readers_not_handlers() {
+        let addr = echo();
+        // Twice as many clients as handlers, each trickling its head a byte at a time (one
+        // every 500 ms): with the handlers reading heads, each held one for the head's
+        // whole 10 s, and a prompt request waited behind them (issue 68, defect 6).
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let slow: Vec<_> = (0..2 * WORKERS)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut s = TcpStream::connect(addr).unwrap();
+                    for b in b"GET /slow HTTP/1.1\r\n".iter().cycle() {
+                        if stop.load(std::sync::atomic::Ordering::Relaxed)
+                            || s.write_all(&[*b]).is_err()
+                        {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(500));
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let t = Instant::now();
+        let r = exchange(addr, b"GET /prompt HTTP/1.1\r\n\r\n");
+        let took = t.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(r.starts_with("HTTP/1.1 200 "), "{r}");
+        assert!(r.ends_with("GET /prompt - 0"), "{r}");
+        assert!(took < Duration::from_secs(2), "answered after {took:?}");
+        for h in slow {
+            h.join().unwrap();
         }
     }
 

@@ -11,6 +11,8 @@ use crate::fair_leaf::{Prepared, board_part, prepare};
 use crate::game::{CENTER_ORDER, PublicState};
 use crate::rng::{GOLDEN, MURMUR_C, mix32};
 use crate::rules::{RevealSource, is_settled, play_move, play_settled};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Value of a game-over in search (points).
 pub const TERMINAL_UTILITY: f64 = -1_000_000.0;
@@ -444,6 +446,9 @@ pub struct Searcher<L: Leaf> {
     /// board of the search is, and moves take [`play_settled`]. Checked once a decision, so
     /// a caller's unsettled board still gets exact values.
     settled_root: bool,
+    /// Raised by another thread to end the search early (a Python caller's Ctrl-C): read at
+    /// nodes of depth 2 and more, a few thousand leaves apart, so the leaves pay nothing.
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl<L: Leaf> Searcher<L> {
@@ -458,7 +463,15 @@ impl<L: Leaf> Searcher<L> {
             outcomes: Vec::new(),
             frontier_values: Vec::new(),
             settled_root: true,
+            stop: None,
         }
+    }
+
+    /// The same searcher, ending its search early (keeping the last completed depth) once
+    /// `stop` is raised.
+    pub fn with_stop(mut self, stop: Arc<AtomicBool>) -> Self {
+        self.stop = Some(stop);
+        self
     }
 
     /// Choose a column for a live public state.
@@ -631,6 +644,9 @@ impl<L: Leaf> Searcher<L> {
     ) -> Result<f64, OutOfWork> {
         self.nodes += 1;
         self.budget()?;
+        if depth >= 2 && self.stop.as_ref().is_some_and(|s| s.load(Relaxed)) {
+            return Err(OutOfWork);
+        }
         if depth == 0 {
             self.budget()?;
             self.work += 1;
@@ -707,6 +723,26 @@ impl<L: Leaf> Searcher<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_raised_stop_ends_the_search_at_the_next_deep_node() {
+        let (s, _) = crate::runner::sample_states(0x2d700000, 1)[0];
+        let cfg = SearchConfig::fair(3, 3);
+        let full = Searcher::new(FairLeaf::default(), cfg).decide(&s);
+        assert_eq!(full.completed_depth, 3);
+        let lowered = Arc::new(AtomicBool::new(false));
+        let same = Searcher::new(FairLeaf::default(), cfg)
+            .with_stop(lowered)
+            .decide(&s);
+        assert_eq!((same.q, same.work), (full.q, full.work));
+        // raised before the search: depths 1 and 2 have no node of depth 2 below the root
+        let raised = Arc::new(AtomicBool::new(true));
+        let stopped = Searcher::new(FairLeaf::default(), cfg)
+            .with_stop(raised)
+            .decide(&s);
+        assert_eq!(stopped.completed_depth, 2);
+        assert!(stopped.work < full.work);
+    }
 
     #[test]
     fn top_columns_at_the_last_depth() {

@@ -101,12 +101,9 @@ fn bad(path: &Path, message: impl Into<String>) -> Error {
     }
 }
 
-/// The uncompressed pack stream of `tables` and the largest quantisation error.
-pub fn pack_bytes(
-    tables: &Tables,
-    step: f32,
-    drop_within: f32,
-) -> Result<(Vec<u8>, u64, f32), String> {
+/// The pack settings a caller can check before loading a model (`model pack --step 0` was
+/// refused only after reading gigabytes): a finite step > 0, a finite drop-within ≥ 0.
+pub fn check_settings(step: f32, drop_within: f32) -> Result<(), String> {
     if !(step.is_finite() && step > 0.0) {
         return Err(format!("step {step}: must be finite and > 0"));
     }
@@ -115,6 +112,16 @@ pub fn pack_bytes(
             "drop-within {drop_within}: must be finite and >= 0"
         ));
     }
+    Ok(())
+}
+
+/// The uncompressed pack stream of `tables` and the largest quantisation error.
+pub fn pack_bytes(
+    tables: &Tables,
+    step: f32,
+    drop_within: f32,
+) -> Result<(Vec<u8>, u64, f32), String> {
+    check_settings(step, drop_within)?;
     let initial = tables.initial_weight();
     let spec = tables.layout.to_string();
     let mut out = Vec::with_capacity(1 << 20);
@@ -188,14 +195,14 @@ pub fn pack(
         evidence::atomic_write(path, &compressed)?;
         1
     } else {
-        // Parts first, the index last: an index never names a part that is not written.
-        let mut index = String::from_utf8(PARTS_MAGIC.to_vec()).expect("ascii");
-        index += &format!("bytes {} sha256 {sha256}\n", compressed.len());
-        let chunks: Vec<&[u8]> = compressed.chunks(part_bytes as usize).collect();
+        // The index is built (and its size checked against what the reader accepts) before
+        // anything is written. Then parts first, the index last: an index never names a
+        // part that is not written.
+        let (index, chunks) =
+            parts_index(&name, &compressed, &sha256, part_bytes).map_err(|m| bad(path, m))?;
         for (i, chunk) in chunks.iter().enumerate() {
             let part = format!("{name}.part{i:03}");
             evidence::atomic_write(&path.with_file_name(&part), chunk)?;
-            index += &format!("{}  {}  {part}\n", hex(&Sha256::digest(chunk)), chunk.len());
         }
         evidence::atomic_write(path, index.as_bytes())?;
         chunks.len() as u32
@@ -215,6 +222,37 @@ pub fn pack(
         bytes: compressed.len() as u64,
         parts,
     })
+}
+
+/// The index of `compressed` cut into parts of `part_bytes` (named `NAME.partNNN`), and the
+/// parts; refused when the index would exceed what the reader accepts (`--part-bytes 1024`
+/// on a 12 MB stream made an index its own reader refused: issue 68, defect 9), naming a
+/// part size that fits.
+fn parts_index<'a>(
+    name: &str,
+    compressed: &'a [u8],
+    sha256: &str,
+    part_bytes: u64,
+) -> Result<(String, Vec<&'a [u8]>), String> {
+    let mut index = String::from_utf8(PARTS_MAGIC.to_vec()).expect("ascii");
+    index += &format!("bytes {} sha256 {sha256}\n", compressed.len());
+    let chunks: Vec<&[u8]> = compressed.chunks(part_bytes as usize).collect();
+    for (i, chunk) in chunks.iter().enumerate() {
+        let part = format!("{name}.part{i:03}");
+        index += &format!("{}  {}  {part}\n", hex(&Sha256::digest(chunk)), chunk.len());
+    }
+    if index.len() as u64 > MAX_INDEX_BYTES {
+        // a line is at most this long with fewer parts, so this many fit
+        let line = (index.len() / chunks.len()) as u64 + 1;
+        let fit = (MAX_INDEX_BYTES - 256) / line;
+        return Err(format!(
+            "part size {part_bytes} bytes: {} parts, an index over {MAX_INDEX_BYTES} bytes; \
+             use parts of at least {} bytes",
+            chunks.len(),
+            (compressed.len() as u64).div_ceil(fit)
+        ));
+    }
+    Ok((index, chunks))
 }
 
 /// Does the regular file `path` start with the parted-pack index line?
@@ -725,6 +763,23 @@ mod tests {
 
     /// A pack cut into parts reads as the one-file pack of the same tables (same stream, same
     /// SHA-256); a missing, changed or cut part, or an index naming a path, is refused by name.
+    #[test]
+    fn the_writer_makes_no_index_its_reader_refuses() {
+        // 13 MB in parts of 1,024 bytes: 12,696 index lines, over the reader's limit.
+        let stream: Vec<u8> = (0..13_000_000u32).map(|i| ((i * 7) >> 3) as u8).collect();
+        let e = match parts_index("m.d7pk", &stream, "00", 1024) {
+            Err(e) => e,
+            Ok((index, _)) => panic!("accepted: an index of {} bytes", index.len()),
+        };
+        assert!(e.contains("12696 parts") && e.contains("at least"), "{e}");
+        let fits: u64 = e.split_whitespace().rev().nth(1).unwrap().parse().unwrap();
+        let (index, parts) = parts_index("m.d7pk", &stream, "00", fits).expect("it fits");
+        assert!(index.len() as u64 <= MAX_INDEX_BYTES, "{}", index.len());
+        assert_eq!(parts.concat(), stream);
+        // the suggestion is near the least that fits
+        assert!(parts_index("m.d7pk", &stream, "00", fits * 9 / 10).is_err());
+    }
+
     #[test]
     fn parted_packs_read_as_one_and_refuse_bad_parts() {
         let t = small();

@@ -147,8 +147,17 @@ fn number(what: &str, s: &str, float: bool) -> Result<f64, String> {
         .ok()
         .filter(|v: &f64| v.is_finite())
         .ok_or_else(|| format!("{what} `{s}` is not a finite number"))?;
-    if !float && ["start", "min", "max"].contains(&what) && v.fract() != 0.0 {
-        return Err(format!("{what} `{s}` of an int parameter is not whole"));
+    if !float && ["start", "min", "max"].contains(&what) {
+        if v.fract() != 0.0 {
+            return Err(format!("{what} `{s}` of an int parameter is not whole"));
+        }
+        // a value sent as a whole number must round-trip through the engine's integer
+        // (1e30 used to saturate silently when sent)
+        if v.abs() > i64::MAX as f64 / 2.0 {
+            return Err(format!(
+                "{what} `{s}` of an int parameter is beyond what an integer option holds"
+            ));
+        }
     }
     Ok(v)
 }

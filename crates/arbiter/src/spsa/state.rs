@@ -165,7 +165,42 @@ pub(super) fn load_state(path: &Path) -> Result<State, SpsaError> {
     if s.params.len() != s.setup.params.len() {
         return Err(bad("its parameters do not match its setup".into()));
     }
+    consistent(&s).map_err(bad)?;
     Ok(s)
+}
+
+/// The counts of a state agree with each other: a hand-edited state (`pairs_done` 10¹², 41
+/// pairs of 40, more faults than games) is refused rather than resumed (issue 68, minor).
+fn consistent(s: &State) -> Result<(), String> {
+    let pairs = s.pairs_done;
+    if pairs > s.setup.schedule.pairs {
+        return Err(format!(
+            "{pairs} pairs done of a run of {}",
+            s.setup.schedule.pairs
+        ));
+    }
+    let games = s.plus.wins + s.plus.draws + s.plus.losses;
+    if games != 2 * pairs {
+        return Err(format!(
+            "{games} games scored for {pairs} pairs (two games a pair)"
+        ));
+    }
+    if s.faults > games || s.fault_kinds.total() > s.faults {
+        return Err(format!(
+            "{} faults ({} by kind) in {games} games",
+            s.faults,
+            s.fault_kinds.total()
+        ));
+    }
+    for p in &s.params {
+        if !(p.min..=p.max).contains(&p.value) {
+            return Err(format!(
+                "parameter {}: value {} outside {}..={}",
+                p.name, p.value, p.min, p.max
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Replace the state in `path` atomically: a kill leaves the old state or the new one.

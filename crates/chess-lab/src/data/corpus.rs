@@ -3,10 +3,11 @@
 //! The format is specified in `docs/chess/corpus-format.md`; this module is its only reader
 //! and writer.
 //!
-//! A game is stored once as its start position and then 4 bytes a ply (the move played and
-//! the search score before it), so a training position costs about 4.5 bytes instead of the
-//! 66 of a `FEN | score | result` line. Every position is kept; what a consumer wants (quiet
-//! positions, no opening plies, ...) is chosen by the [`Filter`] of the [`Loader`].
+//! A game is stored once as its start position (after the book line and the random plies)
+//! and then 4 bytes a searched ply (the move played and the search score before it), so a
+//! training position costs about 4.8 bytes instead of the 66 of a `FEN | score | result`
+//! line. Every searched position is kept; what a consumer wants (quiet positions, not the
+//! first searched plies, ...) is chosen by the [`Filter`] of the [`Loader`].
 //!
 //! Integrity: each game record carries its length and a CRC-32 of its bytes, so a torn tail
 //! (a killed writer, a truncated copy) loses only the game being written, and a flipped byte
@@ -52,6 +53,10 @@ pub enum CorpusError {
         offset: u64,
         why: String,
     },
+    /// A record that decodes but is wrong as chess, or counts the manifest contradicts: no
+    /// byte offset to name (the old "corrupt at byte 0" pointed at the file's first byte).
+    #[error("{}: {why}", path.display())]
+    Invalid { path: PathBuf, why: String },
     #[error("{}: sha256 {found}, the manifest says {want}", path.display())]
     Checksum {
         path: PathBuf,
@@ -93,7 +98,10 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, CorpusError> {
     fileio::read(path, MAX_CHUNK_BYTES).map_err(|e| io(path)(e.into_io()))
 }
 
-/// How a game ended (one byte in the record).
+/// How a game ended (one byte in the record). `pool::self_play` checks the rules (mate and
+/// stalemate, fifty moves, material, repetition) before each search, and the adjudications
+/// and the cap after each move: so a last move that mates or repeats under an adjudication
+/// or the cap is recorded as that adjudication or the cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[repr(u8)]
 pub enum EndReason {
@@ -102,11 +110,13 @@ pub enum EndReason {
     FiftyMoves = 2,
     Material = 3,
     Repetition = 4,
-    /// Both sides' scores beyond the win threshold for the set number of plies.
+    /// The last `win_plies` searches in a row (both sides', one a ply; signs not compared)
+    /// all scored |score| ≥ `win_score`; the side the last score favours wins.
     AdjudicatedWin = 5,
-    /// Scores within the draw threshold for the set number of plies.
+    /// At least `draw_after` plies stored and the last `draw_plies` searches in a row all
+    /// scored |score| ≤ `draw_score`.
     AdjudicatedDraw = 6,
-    /// The ply cap.
+    /// `max_plies` plies stored (a draw, even if the last move mates).
     Cap = 7,
 }
 
@@ -142,7 +152,9 @@ impl EndReason {
 }
 
 /// One ply of a game: the move played and the search score before it, in centipawns from
-/// the side to move's view (mate scores as the engine reports them, within ±32,000).
+/// the side to move's view. |score| ≥ 31,744 (`MATE_BOUND`) is a mate in 32,000 − |score|
+/// plies (positive: the side to move mates); anything smaller is an ordinary score, which may
+/// be as large as 31,743. Clamped to ±32,000 when written (the engine never goes beyond).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ply {
     pub mv: Move,
@@ -154,13 +166,17 @@ pub struct Ply {
 pub struct Game {
     /// Unique in the corpus; the game is a function of (id, settings).
     pub id: u64,
-    /// Milliseconds its thread spent on it (the manifest's core-seconds add these up).
+    /// Wall-clock milliseconds (not CPU time) from the start of the opening's draw to the end
+    /// of the game, on the thread that played it; the manifest's `core_seconds` adds these up.
     pub millis: u32,
     /// White's points times two: 0, 1 or 2.
     pub white_points2: u8,
     pub reason: EndReason,
-    /// The start position as FEN (Chess960 castling fields allowed).
+    /// The start position as FEN: the position after the book line and the random plies,
+    /// where the first searched ply is played (cozy-chess's FEN: `KQkq` castling letters, an
+    /// en-passant square after every double push). The loader also reads Chess960 castling.
     pub start: String,
+    /// The searched plies, one stored position each (the position after the last is not).
     pub plies: Vec<Ply>,
 }
 
@@ -171,8 +187,9 @@ impl Game {
     }
 }
 
-/// Move as 16 bits: from (6) | to (6) << 6 | promotion (0 none, 1 N, 2 B, 3 R, 4 Q) << 12.
-/// Castling is king-takes-own-rook, as the board library plays it.
+/// Move as 16 bits: from (6) | to (6) << 6 | promotion (4 bits: 0 none, 1 N, 2 B, 3 R, 4 Q)
+/// << 12. Squares are `file + 8 × rank` (a1 = 0, h1 = 7, a8 = 56, h8 = 63). Castling is
+/// king-takes-own-rook (e1h1, e1a1), as the board library plays it.
 pub fn encode_move(mv: Move) -> u16 {
     let promo = match mv.promotion {
         None => 0,
@@ -382,10 +399,13 @@ pub struct ManifestEntry {
     pub sha256: String,
     pub bytes: u64,
     pub games: u64,
+    /// The sum of the records' ply counts (searched positions; no start or final position).
     pub positions: u64,
+    /// The smallest game id in the chunk (records are in finishing order, not id order).
     pub first_game: u64,
+    /// The largest game id in the chunk (ids in between may be missing).
     pub last_game: u64,
-    /// Thread time spent playing its games (the sum of the records' milliseconds).
+    /// The sum of the records' wall-clock milliseconds, in seconds (not CPU time).
     pub core_seconds: f64,
     pub commit: String,
     pub settings: Settings,
@@ -545,6 +565,12 @@ impl CorpusWriter {
     /// refused), enter closed chunks the manifest lacks, and keep appending to the part if it
     /// was made with the same settings (its torn tail cut off), else close it first.
     pub fn open(dir: &Path, settings: Settings, commit: &str) -> Result<Self, CorpusError> {
+        // a file where the directory should be: say so (create_dir_all said "File exists")
+        if dir.metadata().is_ok_and(|m| !m.is_dir()) {
+            return Err(io(dir)(std::io::Error::other(
+                "not a directory (a corpus is a directory of chunks)",
+            )));
+        }
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let lock_path = dir.join(".lock");
         let lock = std::fs::OpenOptions::new()
@@ -735,7 +761,8 @@ fn append(path: &Path) -> Result<std::fs::File, CorpusError> {
 /// Which positions a consumer takes from the games.
 #[derive(Clone, Debug)]
 pub struct Filter {
-    /// Skip the first plies of every game (the opening's random moves among them).
+    /// Skip the first `skip_plies` stored plies of every game. These are searched moves: the
+    /// record starts after the book line and the random plies, which are not stored.
     pub skip_plies: u32,
     /// Skip positions whose side to move is in check.
     pub no_check: bool,
@@ -746,7 +773,8 @@ pub struct Filter {
 }
 
 impl Default for Filter {
-    /// What the evaluation fits take: no opening plies, no check, no tactical move, no mate.
+    /// What the evaluation fits take: not the first 8 searched plies, no check, no tactical
+    /// move, |score| below 3,000 (no mate).
     fn default() -> Self {
         Filter {
             skip_plies: 8,
@@ -831,9 +859,8 @@ impl Loader {
                 || positions != e.positions
                 || ids.is_some_and(|(a, b)| (a, b) != (e.first_game, e.last_game))
             {
-                return Err(CorpusError::Corrupt {
+                return Err(CorpusError::Invalid {
                     path,
-                    offset: 0,
                     why: format!(
                         "holds {} games ({positions} positions, ids {ids:?}); the manifest says {} ({} positions, ids {}..={})",
                         c.games.len(),
@@ -860,9 +887,8 @@ impl Loader {
         counts: &mut LoadCounts,
         each: &mut impl FnMut(&Sample, bool),
     ) -> Result<(), CorpusError> {
-        let bad = |why: String| CorpusError::Corrupt {
+        let bad = |why: String| CorpusError::Invalid {
             path: path.to_owned(),
-            offset: 0,
             why: format!("game {}: {why}", g.id),
         };
         let mut board = parse_fen_with(&g.start, true).map_err(|e| bad(e.to_string()))?;
@@ -904,7 +930,7 @@ impl Loader {
                 each(&s, hold);
             }
             if !board.is_legal(p.mv) {
-                return Err(bad(format!("ply {ply}: {:?} is not legal", p.mv)));
+                return Err(bad(format!("ply {ply}: {} is not legal", p.mv)));
             }
             board.play_unchecked(p.mv);
         }
@@ -912,7 +938,7 @@ impl Loader {
     }
 }
 
-/// The start position as stored (Chess960 castling rights written as files where needed).
+/// The start position as stored: cozy-chess's FEN, castling rights always as `KQkq` letters.
 pub fn start_fen(board: &Board) -> String {
     to_fen(board)
 }
@@ -926,7 +952,8 @@ pub struct CorpusArgs {
     /// Percent of games held out (by a hash of the game id).
     #[arg(long, value_name = "PCT", default_value_t = 10.0)]
     pub holdout: f64,
-    /// Skip the first plies of every game.
+    /// Skip the first N stored plies of every game (searched moves: the record starts after
+    /// the random plies).
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub skip_plies: u32,
     /// Keep positions whose side to move is in check.
@@ -1198,6 +1225,34 @@ mod tests {
         );
         std::fs::write(&manifest, &good).unwrap();
         loader.for_each(d.path(), |_, _| {}).unwrap();
+    }
+
+    #[test]
+    fn an_illegal_move_is_named_by_game_and_ply_not_by_byte_0() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = CorpusWriter::open(d.path(), settings(), "abc").unwrap();
+        let mut bad = game(4, 3);
+        bad.plies[0].mv = Move {
+            from: Square::E2,
+            to: Square::E5,
+            promotion: None,
+        };
+        w.push(&game(3, 3)).unwrap();
+        w.push(&bad).unwrap();
+        w.close_part().unwrap().unwrap();
+        drop(w);
+        let loader = Loader {
+            filter: Filter::default(),
+            holdout_percent: 10.0,
+        };
+        let e = loader
+            .for_each(d.path(), |_, _| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("chunk-000001.bin: game 4: ply 0: e2e5 is not legal"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 from typing import NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -165,6 +166,20 @@ class Game:
         g._g = self._g.copy()
         return g
 
+    # copy.copy and copy.deepcopy give an independent game (copying the slot would share one
+    # Rust game between two objects: a move on either moved both).
+    def __copy__(self) -> "Game":
+        return self.copy()
+
+    def __deepcopy__(self, memo) -> "Game":
+        return self.copy()
+
+    def __reduce__(self):
+        raise TypeError(
+            "a drop7.Game cannot be pickled (its disc and reveal streams live in Rust); "
+            "keep its seed and moves, or use Game.from_board for a position"
+        )
+
     def __repr__(self) -> str:
         return (
             f"Game(seed=0x{self.seed:08x}, moves={self.moves}, score={self.score}, "
@@ -256,8 +271,10 @@ def bench_totals(start: Union[int, str], games: int) -> dict:
 class Model:
     """An n-tuple model file (``D7NTUP02``; its checksum is verified on load)."""
 
-    def __init__(self, path: str):
-        self._m = _drop7.Model(str(path))
+    def __init__(self, path: Union[str, "os.PathLike[str]"]):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"Model: expected a path, got {type(path).__name__} {path!r}")
+        self._m = _drop7.Model(os.fspath(path))
 
     @property
     def sha256(self) -> str:

@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from . import Game, VecGames
+from . import Game, VecGames, _int
 
 
 def _observation_space() -> spaces.Dict:
@@ -57,6 +57,8 @@ class Drop7Env(gym.Env):
         return {"action_mask": g.action_mask(), "score": g.score, "moves": g.moves, "seed": g.seed, **extra}
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        if seed is not None:
+            seed = _int(seed, "seed")  # a NumPy integer too, as Gymnasium users pass one
         if seed is not None and 0 <= seed < 2**32:
             super().reset(seed=seed)
             headless = seed
@@ -116,6 +118,7 @@ class Drop7VectorEnv(gym.vector.VectorEnv):
         self.games = VecGames(np.zeros(num_envs, dtype=np.uint32))
         self._ended = np.zeros(num_envs, dtype=bool)
         self._rng = np.random.default_rng()
+        self._was_reset = False
 
     def _obs(self):
         nexts, rises, masks = self.games.info()
@@ -136,10 +139,14 @@ class Drop7VectorEnv(gym.vector.VectorEnv):
         for i, s in enumerate(seeds):
             self.games.reset(i, int(s))
         self._ended[:] = False
+        self._was_reset = True
         obs, masks = self._obs()
         return obs, {"action_mask": masks}
 
     def step(self, actions):
+        if not self._was_reset:
+            # stepping first played headless seed 0 in every slot, silently
+            raise RuntimeError("call reset() before step()")
         actions = np.asarray(actions, dtype=np.int64)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions: expected shape ({self.num_envs},), got {actions.shape}")

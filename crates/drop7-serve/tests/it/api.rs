@@ -925,14 +925,15 @@ fn replays_end_with_their_clients_and_connections_are_capped() {
         "answered after {:?}: the replays went on without their clients",
         t0.elapsed()
     );
-    // Far more silent connections than workers and queue: the surplus is refused at once.
-    let mut silent: Vec<TcpStream> = (0..100)
+    // Far more silent connections than readers and queue: the surplus is refused at once.
+    use drop7_serve::http::{QUEUE, READERS};
+    let mut silent: Vec<TcpStream> = (0..READERS + QUEUE + 2)
         .map(|_| TcpStream::connect(&srv.addr).unwrap())
         .collect();
-    // (The workers take their first silent connections after the queue has filled: refill
+    // (The readers take their first silent connections after the queue has filled: refill
     // the places they leave.)
     std::thread::sleep(Duration::from_millis(300));
-    silent.extend((0..8).map(|_| TcpStream::connect(&srv.addr).unwrap()));
+    silent.extend((0..READERS).map(|_| TcpStream::connect(&srv.addr).unwrap()));
     std::thread::sleep(Duration::from_millis(500));
     let (status, _, body) = srv.request("GET", "/api/info", "", b"");
     assert_eq!(status, 503, "{}", String::from_utf8_lossy(&body));
