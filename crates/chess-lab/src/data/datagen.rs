@@ -79,7 +79,8 @@ pub struct DatagenArgs {
     /// times; --corpus; 0 keeps every opening).
     #[arg(long, value_name = "CP", default_value_t = 400, value_parser = clap::value_parser!(i32).range(0..=10_000))]
     pub opening_max_score: i32,
-    /// Win adjudication (--corpus): a score at or beyond CP for --win-plies plies in a row.
+    /// Win adjudication (--corpus): |score| at or beyond CP for --win-plies plies in a row
+    /// (both sides' searches; the last score's side wins).
     #[arg(long, value_name = "CP", default_value_t = 1000, value_parser = clap::value_parser!(i32).range(100..=30_000))]
     pub win_score: i32,
     /// Plies of a decided score before a win is adjudicated (--corpus).
@@ -324,8 +325,8 @@ fn opening(book: &[chess::board::Board], perm: &[usize], game: u32, a: &DatagenA
     pos
 }
 
-/// Play `n` uniformly random legal moves from `pos`, stopping before a position with no
-/// move (so every game has something to play).
+/// Play `n` random legal moves from `pos`, each uniform among the moves that leave the other
+/// side a legal move (so every game has something to play); fewer if there is none.
 pub(crate) fn random_plies(pos: &mut Position, rng: &mut SplitMix, n: u32) {
     for _ in 0..n {
         let playable: Vec<_> = legal_moves(&pos.board)

@@ -214,8 +214,8 @@ pub struct GameRecord {
 
 /// Game length cap (plies after the opening).
 pub const MAX_GAME_PLIES: u32 = 400;
-/// A game ends as decided when both sides' scores have been beyond this for
-/// [`ADJUDICATE_PLIES`] plies in a row.
+/// The win adjudication of `pool` and the text `datagen` ([`Adjudication::WINS_ONLY`]): the
+/// last [`ADJUDICATE_PLIES`] searches in a row all scored |score| ≥ this.
 pub const ADJUDICATE_SCORE: i32 = 2000;
 pub const ADJUDICATE_PLIES: u32 = 8;
 
@@ -235,8 +235,8 @@ pub struct GameEnd {
     /// Plies played from the start position.
     pub plies: u32,
     /// Why it ended: `mate`, `stalemate`, `draw-50`, `draw-material`, `draw-repetition`,
-    /// `adjudicated` (both sides' scores beyond [`ADJUDICATE_SCORE`] for
-    /// [`ADJUDICATE_PLIES`] plies) or `draw-cap` ([`MAX_GAME_PLIES`]).
+    /// `adjudicated` (a win by the [`Adjudication`]'s win rule), `adjudicated-draw` or
+    /// `draw-cap` (the [`Adjudication`]'s `max_plies`).
     pub reason: &'static str,
     /// White's score: 1, ½ or 0 (a capped game counts as a draw).
     pub white_score: f32,
@@ -245,16 +245,19 @@ pub struct GameEnd {
 /// When a self-play game is decided before its natural end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Adjudication {
-    /// A win: the mover's score at or beyond `win_score` (either sign) for `win_plies`
-    /// plies in a row.
+    /// A win: the last `win_plies` searches in a row (both sides', one a ply; their signs
+    /// are not compared) all scored |score| ≥ `win_score`. The side the last score favours
+    /// wins.
     pub win_score: i32,
     pub win_plies: u32,
-    /// A draw: from ply `draw_after` on, |score| ≤ `draw_score` for `draw_plies` plies in a
-    /// row (`draw_plies` 0: never).
+    /// A draw: at least `draw_after` plies played and the last `draw_plies` searches in a
+    /// row all scored |score| ≤ `draw_score` (the run may begin before ply `draw_after`;
+    /// `draw_plies` 0: never).
     pub draw_score: i32,
     pub draw_plies: u32,
     pub draw_after: u32,
-    /// A game still going after this many plies is a draw (`draw-cap`).
+    /// A game still going after this many plies is a draw (`draw-cap`), even if the last
+    /// move mates. Plies count from `start` (a corpus game's book and random plies do not).
     pub max_plies: u32,
 }
 
@@ -274,6 +277,14 @@ impl Adjudication {
 /// first, so the game is a function of its inputs), calling `on_move(board, best, score,
 /// ply)` before each move is played (`score` from the side to move's view). `opts` chooses
 /// the evaluation (the engine's default, the net; `net: None` for the hand evaluation).
+///
+/// Before each search the position is checked in this order: no legal move (`mate` or
+/// `stalemate`), halfmove clock ≥ 100 (`draw-50`), insufficient material, repetition. After
+/// each move: win adjudication, then draw adjudication, then the ply cap. So a last move
+/// that mates or completes a repetition ends the game as the adjudication or the cap says.
+/// Repetition: the current Zobrist key (cozy-chess's: it includes the en-passant file after
+/// every double push, capture possible or not) equals at least two keys of the positions
+/// before it since the last capture or pawn move, those of `start.history` included.
 pub fn self_play(
     start: &Position,
     nodes: u64,

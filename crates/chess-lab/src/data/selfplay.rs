@@ -8,9 +8,14 @@
 //! or interruptions, only the order of the games in a chunk does. A run plays ids after the
 //! largest in the corpus; a killed run loses only the games it was playing.
 //!
-//! Games end by the rules, by win adjudication (the mover's score beyond `win_score` for
-//! `win_plies` plies), by draw adjudication (|score| ≤ `draw_score` for `draw_plies` plies
-//! from ply `draw_after` on) or at the ply cap.
+//! The record starts after the book line and the random plies: its start FEN is the first
+//! searched position, and every stored ply is a searched move.
+//!
+//! Games end by the rules, by win adjudication (the last `win_plies` searches in a row, both
+//! sides', all scored |score| ≥ `win_score`; the side the last score favours wins), by draw
+//! adjudication (at least `draw_after` plies and the last `draw_plies` searches all scored
+//! |score| ≤ `draw_score`) or at the ply cap; the order of the checks is
+//! [`crate::data::pool::self_play`]'s (docs/chess/corpus-format.md, "Games").
 
 use crate::data::corpus::{CorpusError, CorpusWriter, EndReason, Game, Ply, Settings};
 use crate::data::datagen::{DatagenArgs, random_plies};
@@ -253,7 +258,8 @@ fn opening(
     last.expect("at least one try")
 }
 
-/// Play game `id`; returns it and the Zobrist key of every position (start first).
+/// Play game `id`; returns it and the Zobrist key of every position (start first). The
+/// game's `millis` is wall-clock time from the start of the opening's draw to its end.
 pub fn play(
     id: u64,
     s: &Settings,
