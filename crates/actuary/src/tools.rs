@@ -63,9 +63,16 @@ impl Tool {
     }
 }
 
-/// A whole input file, or an error naming it.
+/// The most bytes an input file (an EPD or perft suite) may have: the largest suites in use
+/// (STS, 1500 positions) are well under 1 MB, so 64 MB is generous and still refuses
+/// `/dev/zero` or a wrong file before it is read into memory.
+const MAX_SUITE_BYTES: u64 = 64 << 20;
+
+/// A whole input file (a regular file, at most [`MAX_SUITE_BYTES`]), or an error naming it.
 fn read(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    fileio::read_to_string(path, MAX_SUITE_BYTES)
+        .map_err(fileio::FileError::into_io)
+        .with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// `actuary spsa-input [--markdown]`.

@@ -272,12 +272,15 @@ impl Engine {
             Stderr::Null => Stdio::null(),
             Stderr::Capture => Stdio::piped(),
             Stderr::File(p) => {
-                std::fs::File::create(p)
-                    .map(Stdio::from)
-                    .map_err(|e| EngineError::Log {
-                        path: p.display().to_string(),
-                        reason: e.to_string(),
-                    })?
+                let log_error = |reason: String| EngineError::Log {
+                    path: p.display().to_string(),
+                    reason,
+                };
+                // A regular file only (fileio::open_append), emptied as a create would: the
+                // engine writes to it for the whole game, so it cannot be replaced atomically.
+                let f = fileio::open_append(p).map_err(|e| log_error(e.into_io().to_string()))?;
+                f.set_len(0).map_err(|e| log_error(e.to_string()))?;
+                Stdio::from(f)
             }
         };
         let mut child = Command::new(&spec.cmd)

@@ -28,16 +28,14 @@ pub enum OutputError {
 /// How long opening a FIFO may wait for its reader.
 const FIFO_OPEN_WAIT: Duration = Duration::from_secs(5);
 
-/// Create and remove a file in `dir`: can the process write there?
+/// Create and remove a file in `dir`: can the process write there? The probe is written the
+/// way the report is ([`fileio::write_atomic`]: a temporary file renamed into place).
 fn probe_dir(dir: &Path) -> std::io::Result<()> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let probe = dir.join(format!(".arbiter-probe-{}-{nanos}.tmp", std::process::id()));
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)?;
+    fileio::write_atomic(&probe, b"").map_err(fileio::FileError::into_io)?;
     std::fs::remove_file(&probe)
 }
 
@@ -153,7 +151,8 @@ impl PgnWriter {
 
     /// What an existing file needs before the next game so that games stay apart.
     fn separator(path: &Path) -> std::io::Result<&'static str> {
-        let mut f = std::fs::File::open(path)?;
+        // Called for a regular file only; the caller's error names the path.
+        let mut f = fileio::open(path).map_err(fileio::FileError::into_io)?;
         let len = f.metadata()?.len();
         let mut tail = [0u8; 2];
         let n = len.min(2) as usize;

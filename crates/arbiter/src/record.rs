@@ -240,17 +240,27 @@ impl Partial {
     }
 }
 
-/// Read the game pairs of `path` (see the module doc). A missing file holds nothing.
+/// The largest PGN read back, in bytes: the arbiter writes about 1 KB a game (tags and moves,
+/// no per-move comments), so 4 GiB is millions of games, more than any match plays; a larger
+/// file is not one of its PGNs.
+pub const MAX_PGN_BYTES: u64 = 4 << 30;
+
+/// Read the game pairs of `path` (see the module doc; a regular file of at most
+/// [`MAX_PGN_BYTES`]). A missing file holds nothing.
 pub fn read(path: &Path) -> Result<Played, ReadError> {
     let err = |line: Option<usize>, reason: String| ReadError {
         path: path.to_owned(),
         line,
         reason,
     };
-    let bytes = match std::fs::read(path) {
+    let bytes = match fileio::read(path, MAX_PGN_BYTES) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Played::default()),
-        Err(e) => return Err(err(None, e.to_string())),
+        Err(fileio::FileError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(Played::default());
+        }
+        Err(e) => return Err(err(None, e.into_io().to_string())),
     };
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]

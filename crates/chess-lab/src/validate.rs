@@ -338,9 +338,10 @@ struct Item {
 }
 
 fn read_suite(path: &Path, limit: Option<u64>) -> Result<Vec<Item>, ValidateError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ValidateError::Read {
+    // An EPD suite is kilobytes to a few MB; 256 MB is far past any real one.
+    let text = fileio::read_to_string(path, 256 << 20).map_err(|e| ValidateError::Read {
         path: path.to_owned(),
-        source,
+        source: e.into_io(),
     })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -550,10 +551,12 @@ impl ValidateArgs {
         let base = match self.baseline.strip_prefix("saved:") {
             Some(name) => {
                 let path = saved_path(&self.store, name)?;
+                // A saved baseline is a small JSON of results (kilobytes to a few MB); 64 MB
+                // is far past any real one.
                 let text =
-                    std::fs::read_to_string(&path).map_err(|source| ValidateError::Read {
+                    fileio::read_to_string(&path, 64 << 20).map_err(|e| ValidateError::Read {
                         path: path.clone(),
-                        source,
+                        source: e.into_io(),
                     })?;
                 let saved: Saved =
                     serde_json::from_str(&text).map_err(|e| ValidateError::Saved {

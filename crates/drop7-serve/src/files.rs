@@ -94,29 +94,20 @@ impl Root {
     }
 
     /// Open a confined regular file for reading, refusing one larger than `max` bytes (413).
-    /// The file is opened without blocking and checked again on the open handle, so a FIFO
-    /// or device swapped in after [`Root::confine`] cannot hang the server.
+    /// The file is opened without blocking and checked again on the open handle
+    /// ([`fileio::open`]), so a FIFO or device swapped in after [`Root::confine`] cannot hang
+    /// the server.
     pub fn open(&self, path: &Path, max: u64) -> Result<std::fs::File, ApiError> {
         let real = self.confine(path)?;
-        let mut o = std::fs::OpenOptions::new();
-        o.read(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.custom_flags(libc::O_NONBLOCK);
-        }
-        let f = o
-            .open(&real)
-            .map_err(|e| ApiError::not_found(format!("`{}`: {e}", self.rel(&real))))?;
+        let f = fileio::open(&real).map_err(|e| match e {
+            fileio::FileError::NotRegular { .. } => {
+                ApiError::not_found(format!("`{}` is not a regular file", self.rel(&real)))
+            }
+            e => ApiError::not_found(format!("`{}`: {}", self.rel(&real), e.into_io())),
+        })?;
         let meta = f
             .metadata()
             .map_err(|e| ApiError::not_found(format!("`{}`: {e}", self.rel(&real))))?;
-        if !meta.is_file() {
-            return Err(ApiError::not_found(format!(
-                "`{}` is not a regular file",
-                self.rel(&real)
-            )));
-        }
         linked_elsewhere(&meta, &self.rel(&real))?;
         if meta.len() > max {
             return Err(ApiError::new(

@@ -224,7 +224,15 @@ impl Ledger {
             }
             Ok(_) => {}
         }
-        let text = std::fs::read(path).map_err(io)?;
+        // Type and size checked again on the open file (fileio): a file swapped in since the
+        // check above is refused too.
+        let text = fileio::read(path, MAX_LEDGER_BYTES).map_err(|e| match e {
+            fileio::FileError::NotRegular { .. } => format("it is not a regular file".into()),
+            fileio::FileError::TooLarge { size, .. } => {
+                format(format!("{size} bytes; a seed ledger is a small JSON file"))
+            }
+            e => io(e.into_io()),
+        })?;
         let text = String::from_utf8(text).map_err(|_| format("it is not UTF-8 text".into()))?;
         let mut l: Ledger = serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
         if l.format != LEDGER_FORMAT {
@@ -281,12 +289,10 @@ impl Ledger {
         let mut lock_name = path.as_os_str().to_owned();
         lock_name.push(".lock");
         let lock_path = PathBuf::from(lock_name);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io(&lock_path))?;
+        // The lock file is created if absent and never written; a regular file only
+        // (fileio::open_append: a FIFO there would block the open). `lock` waits for the
+        // holder, where fileio::lock would refuse at once: concurrent updates take turns.
+        let lock = fileio::open_append(&lock_path).map_err(|e| io(&lock_path)(e.into_io()))?;
         lock.lock().map_err(io(&lock_path))?;
         let mut ledger = Self::load(path)?;
         let before = ledger.clone();

@@ -222,6 +222,11 @@ pub enum RunError {
     NoColumn { seed: u32 },
 }
 
+/// The largest results file read whole (by [`merge_play_file`]): a record line is some 300
+/// bytes, so 1 KiB a game of the largest block `play` accepts is generous (and the merged
+/// records are held in memory anyway).
+const MAX_RESULTS_BYTES: u64 = crate::screen::MAX_BLOCK_GAMES * 1024;
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
     move |source| RunError::Io {
         path: path.to_owned(),
@@ -238,10 +243,15 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
 /// not a crash, and guessing would lose data.
 pub fn load_records(path: &Path, arm: &str) -> Result<BTreeMap<u32, GameRecord>, RunError> {
     let mut done = BTreeMap::new();
-    let file = match std::fs::File::open(path) {
+    // A regular file only (fileio): read line by line, so no size limit is needed.
+    let file = match fileio::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(done),
-        Err(e) => return Err(io_err(path)(e)),
+        Err(fileio::FileError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(done);
+        }
+        Err(e) => return Err(io_err(path)(e.into_io())),
     };
     let mut reader = BufReader::new(file);
     let (mut good_len, mut line_no) = (0u64, 0usize);
@@ -288,10 +298,8 @@ pub fn load_records(path: &Path, arm: &str) -> Result<BTreeMap<u32, GameRecord>,
         }
     }
     if torn.is_some() {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(io_err(path))?;
+        // Opened for appending (a regular file only), which truncates as well.
+        let f = evidence::open_append(path).map_err(|e| io_err(path)(e.into_io()))?;
         f.set_len(good_len).map_err(io_err(path))?;
         needs_newline = false;
         // the record before a torn line had its newline (it was not the last line)
@@ -517,11 +525,14 @@ pub fn merge_shards(
     for (s, p) in sorted {
         let part = s.of(block).map_err(|e| fail(e.to_string()))?;
         let name = name.get_or_insert_with(|| {
-            std::fs::read_to_string(p)
+            // The arm of the first whole record, read up to it only (a regular file, fileio).
+            fileio::open(p)
                 .ok()
-                .and_then(|t| {
-                    t.lines()
-                        .find_map(|l| serde_json::from_str::<GameRecord>(l).ok())
+                .and_then(|f| {
+                    BufReader::new(f)
+                        .split(b'\n')
+                        .map_while(Result::ok)
+                        .find_map(|l| serde_json::from_slice::<GameRecord>(&l).ok())
                         .map(|r| r.policy)
                 })
                 .unwrap_or_default()
@@ -620,7 +631,8 @@ pub fn merge_play_file(file: &Path, block: SeedBlock, force: bool) -> Result<Mer
     })?;
     let line = |r: &GameRecord| serde_json::to_string(r).expect("a record serialises");
     let merged: std::collections::HashSet<String> = records.iter().map(line).collect();
-    let text = std::fs::read_to_string(file).map_err(io_err(file))?;
+    let text =
+        fileio::read_to_string(file, MAX_RESULTS_BYTES).map_err(|e| io_err(file)(e.into_io()))?;
     let foreign = text
         .lines()
         .filter(|l| !l.trim().is_empty())

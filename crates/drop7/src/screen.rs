@@ -23,6 +23,10 @@ pub const REPORT_FORMAT: &str = "actuary-drop7-screen-v2";
 /// runner keeps a list of the block's seeds.
 pub const MAX_BLOCK_GAMES: u64 = 1 << 24;
 
+/// The largest `screen.json` read: it names the block, the arms and the contrasts, a few KB;
+/// 64 MB is generous and still refuses a wrong file before reading it.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
 /// One arm's games summarised: the score statistics every paired experiment has
 /// ([`ArmSummary`]) and what Drop7 adds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -350,7 +354,7 @@ fn prepare(plan: &ScreenPlan<'_>) -> Result<Prepared, ScreenError> {
         contrasts: contrasts.clone(),
         lease: String::new(),
     };
-    if let Ok(text) = std::fs::read_to_string(&manifest_path)
+    if let Ok(text) = fileio::read_to_string(&manifest_path, MAX_MANIFEST_BYTES)
         && let Ok(found) = serde_json::from_str::<Manifest>(&text)
         && (found.seeds != manifest.seeds || found.arms != manifest.arms)
         && !plan.force
@@ -416,7 +420,7 @@ pub fn merge_screen(out: &Path) -> Result<ScreenReport, ScreenError> {
         dir: out.to_owned(),
         message,
     };
-    let text = std::fs::read_to_string(out.join("screen.json"))
+    let text = fileio::read_to_string(&out.join("screen.json"), MAX_MANIFEST_BYTES)
         .map_err(|_| fail("no screen.json: not a screen directory".into()))?;
     let m: Manifest = serde_json::from_str(&text).map_err(|e| fail(format!("screen.json: {e}")))?;
     let shards_dir = out.join("shards");

@@ -366,9 +366,13 @@ impl Histogram {
         atomic_write(path, self.to_text().as_bytes())
     }
 
-    /// Read a histogram saved by [`Histogram::save`].
+    /// Read a histogram saved by [`Histogram::save`] (a regular file of at most 64 MB: one
+    /// line of some 50 bytes a bin, and the histograms in use have thousands of bins, not a
+    /// million).
     pub fn load(path: &Path) -> Result<Self, EvidenceError> {
-        let text = std::fs::read_to_string(path).map_err(|e| EvidenceError::io(path, e))?;
+        const MAX_HISTOGRAM_BYTES: u64 = 64 << 20;
+        let text = fileio::read_to_string(path, MAX_HISTOGRAM_BYTES)
+            .map_err(|e| EvidenceError::io(path, e.into_io()))?;
         Self::from_text(&text).map_err(|e| e.in_file(path))
     }
 }

@@ -189,10 +189,8 @@ pub fn sidecar(path: &Path) -> PathBuf {
 
 /// The hash a sidecar states (its first word, lowercased), if there is a readable one.
 fn read_sidecar(path: &Path) -> Option<String> {
-    if !std::fs::metadata(sidecar(path)).ok()?.is_file() {
-        return None;
-    }
-    let f = std::fs::File::open(sidecar(path)).ok()?;
+    // A regular file only ([`fileio::open`]); its first 4 KB hold the hash.
+    let f = fileio::open(&sidecar(path)).ok()?;
     let mut text = String::new();
     f.take(4096).read_to_string(&mut text).ok()?;
     Some(text.split_whitespace().next().unwrap_or("").to_lowercase())
@@ -502,6 +500,15 @@ struct Passed {
     checked_by: CheckedBy,
 }
 
+/// Open a model file to stream it: a regular file only ([`fileio::open`]; opening a FIFO or
+/// a device could block, or never end), refused as [`Fault::NotAFile`].
+fn open_model(path: &Path) -> Result<std::fs::File, Fault> {
+    fileio::open(path).map_err(|e| match e {
+        fileio::FileError::NotRegular { .. } => Fault::NotAFile,
+        e => Fault::Io(e.into_io()),
+    })
+}
+
 /// Stream the model file at `path` once: the header (checked), then `payload`, which must
 /// consume exactly [`Header::payload_bytes`], then the embedded checksum and the end of the
 /// file; the file's SHA-256 is computed on the way and checked against its sidecar. A
@@ -512,12 +519,10 @@ fn stream<T>(
     trust_unverified: bool,
     payload: impl FnOnce(&mut dyn Read, &Header) -> Result<T, Fault>,
 ) -> Result<(T, Passed), Fault> {
-    // never open a FIFO or a device (it could block, or never end)
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(Fault::NotAFile);
-    }
+    // never open a FIFO or a device (it could block, or never end); a model may be many GB,
+    // so it is streamed from the opened file, not read whole
+    let f = open_model(path)?;
     let stated = read_sidecar(path);
-    let f = std::fs::File::open(path)?;
     let zst = is_zst(path);
     // Compressed, the file's hash and the stream's checksum cover different bytes; plain,
     // the stream is the file and one hash serves both.
@@ -792,10 +797,7 @@ pub fn upgrade(src: &Path, dst: &Path, trust_unverified: bool) -> Result<Upgrade
 
 /// Read only the header (cheap; nothing is verified).
 pub fn read_info(path: &Path) -> Result<Header, Error> {
-    if !std::fs::metadata(path).map_err(Error::io(path))?.is_file() {
-        return Err(Fault::NotAFile.at(path));
-    }
-    let f = std::fs::File::open(path).map_err(Error::io(path))?;
+    let f = open_model(path).map_err(|f| f.at(path))?;
     let mut file = BufReader::new(f);
     let header = |file: &mut BufReader<std::fs::File>| -> Result<Header, Fault> {
         let mut r: Box<dyn Read> = if is_zst(path) {

@@ -257,7 +257,8 @@ fn parts_index<'a>(
 
 /// Does the regular file `path` start with the parted-pack index line?
 fn is_index(path: &Path) -> bool {
-    let Ok(f) = std::fs::File::open(path) else {
+    // A regular file only ([`fileio::open`]): a FIFO named as a pack would block the open.
+    let Ok(f) = fileio::open(path) else {
         return false;
     };
     let mut head = Vec::with_capacity(PARTS_MAGIC.len());
@@ -271,14 +272,19 @@ fn is_index(path: &Path) -> bool {
 /// the parts its index names, each checked against the index.
 fn read_stored(path: &Path) -> Result<(Vec<u8>, u32), Error> {
     if !is_index(path) {
-        return Ok((std::fs::read(path).map_err(Error::io(path))?, 1));
+        // A one-file pack is read whole, as it is decoded whole: never more than the memory
+        // left (as in `decode_bounded`), which is what a pack of any real model fits in.
+        let limit = drop7::memory::available_memory()
+            .map_or(u64::MAX, |m| m.saturating_sub(drop7::memory::HEADROOM));
+        let stored = fileio::read(path, limit).map_err(|e| Error::io(path)(e.into_io()))?;
+        return Ok((stored, 1));
     }
     let len = std::fs::metadata(path).map_err(Error::io(path))?.len();
     if len > MAX_INDEX_BYTES {
         return Err(bad(path, format!("a parts index of {len} bytes")));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| bad(path, format!("parts index is not text ({e})")))?;
+    let text = fileio::read_to_string(path, MAX_INDEX_BYTES)
+        .map_err(|e| bad(path, format!("parts index is not text ({})", e.into_io())))?;
     let mut lines = text.lines().skip(1);
     let (total, whole_sha) = match lines
         .next()
@@ -424,7 +430,7 @@ pub fn is_pack(path: &Path) -> bool {
     if is_index(path) {
         return true;
     }
-    let Ok(f) = std::fs::File::open(path) else {
+    let Ok(f) = fileio::open(path) else {
         return false;
     };
     let Ok(mut d) = zstd::Decoder::new(BufReader::new(f)) else {

@@ -453,9 +453,11 @@ impl ResidualFile {
     }
 
     pub fn load(path: &std::path::Path) -> Result<Self, ResultsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Io {
+        // A residual file is a few histograms of text (kilobytes to a few MB); 256 MB is far
+        // past any real one and still refuses a device or a stray huge file.
+        let text = fileio::read_to_string(path, 256 << 20).map_err(|e| ResultsError::Io {
             path: path.to_owned(),
-            source,
+            source: e.into_io(),
         })?;
         Self::from_text(&text, path)
     }

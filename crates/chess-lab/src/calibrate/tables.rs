@@ -311,7 +311,8 @@ fn cross_check(counts: &[CellCount], fh_counts: Option<&[CellCount]>) -> String 
 /// `by_depth` rates.
 pub fn allowance_from_report(p: &std::path::Path) -> Result<Allowance, CollectError> {
     let bad = |m: String| CollectError::Input(format!("--allowance-from {}: {m}", p.display()));
-    let text = std::fs::read_to_string(p).map_err(|e| bad(e.to_string()))?;
+    // A surprise report is a small JSON summary (kilobytes); 64 MB is far past any real one.
+    let text = fileio::read_to_string(p, 64 << 20).map_err(|e| bad(e.into_io().to_string()))?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
     if v["format"] != "actuary-surprise v1" || v["mechanism"] != "rfp" {
         return Err(bad("not an RFP surprise report".into()));
@@ -390,15 +391,21 @@ pub fn fh_counts_from_text(text: &str) -> Vec<CellCount> {
     out
 }
 
+/// The most bytes a pruning table file read here may have: the generated tables are well
+/// under 1 MB, and the engine reads them with the same limit (`chess::datafile`).
+const MAX_TABLE_BYTES: u64 = 16 << 20;
+
 fn collect_rfp(o: &CollectRfpOpts) -> Result<(), CollectError> {
     let mut cfg = config(&o.common.set)?;
     cfg.rfp = Source::Off;
     // Check the cross-check table before spending the search time.
     let fh_text = match &o.fh {
         Some(p) => {
-            let t = std::fs::read_to_string(p).map_err(|source| prune::PruneTableError::Io {
-                file: p.display().to_string(),
-                source,
+            let t = fileio::read_to_string(p, MAX_TABLE_BYTES).map_err(|e| {
+                prune::PruneTableError::Io {
+                    file: p.display().to_string(),
+                    source: e.into_io(),
+                }
             })?;
             PruneTables::parse(
                 &t,
@@ -425,9 +432,11 @@ fn collect_rfp(o: &CollectRfpOpts) -> Result<(), CollectError> {
     };
     let counts = match &o.from {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|source| prune::PruneTableError::Io {
-                file: p.display().to_string(),
-                source,
+            let text = fileio::read_to_string(p, MAX_TABLE_BYTES).map_err(|e| {
+                prune::PruneTableError::Io {
+                    file: p.display().to_string(),
+                    source: e.into_io(),
+                }
             })?;
             // The file must be an RFP table the engine accepts.
             PruneTables::parse(

@@ -246,8 +246,15 @@ impl VarianceArgs {
         if let Some(dir) = &self.surprise {
             for m in chess::search::prune::Mechanism::ALL {
                 let path = dir.join(format!("{}.json", m.name()));
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    continue;
+                // A surprise report is a small JSON summary (kilobytes); 64 MB is far past any
+                // real one. A mechanism without a report is skipped, as before; a report that
+                // is not a regular file or is too large is an error, not silently skipped.
+                let text = match fileio::read_to_string(&path, 64 << 20) {
+                    Ok(text) => text,
+                    Err(fileio::FileError::Io { .. }) => continue,
+                    Err(e) => {
+                        return Err(crate::calibrate::probe::CollectError::Input(e.to_string()));
+                    }
                 };
                 let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
                     crate::calibrate::probe::CollectError::Input(format!("{}: {e}", path.display()))

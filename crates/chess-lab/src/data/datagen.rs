@@ -197,10 +197,15 @@ fn read_existing(path: &Path) -> Result<Existing, DatagenError> {
         positions: 0,
         whole_len: 0,
     };
-    let text = match std::fs::read(path) {
+    // A datagen file is a few hundred MB at most; 4 GB is the limit `tune` reads it with.
+    let text = match fileio::read(path, 4 << 30) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(io_err(path)(e)),
+        Err(fileio::FileError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(out);
+        }
+        Err(e) => return Err(io_err(path)(e.into_io())),
     };
     let bad = |line: usize, message: String| {
         DatagenError::File(PoolError::Line {
@@ -351,16 +356,9 @@ pub fn generate(a: &DatagenArgs) -> Result<(usize, usize), DatagenError> {
     if let Some(parent) = a.out().parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(io_err(parent))?;
     }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(a.out())
-        .map_err(io_err(a.out()))?;
-    if !file.metadata().map_err(io_err(a.out()))?.is_file() {
-        return Err(io_err(a.out())(std::io::Error::other("not a regular file")));
-    }
+    // The handle that holds the lock and cuts the torn tail: an appending one (a regular
+    // file only, created if absent); an append-mode descriptor may be locked and truncated.
+    let file = fileio::open_append(a.out()).map_err(|e| io_err(a.out())(e.into_io()))?;
     // One writer per file for the whole run: a second datagen on it is refused.
     match file.try_lock() {
         Ok(()) => {}
@@ -382,10 +380,7 @@ pub fn generate(a: &DatagenArgs) -> Result<(usize, usize), DatagenError> {
         });
     }
     file.set_len(existing.whole_len).map_err(io_err(a.out()))?;
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(a.out())
-        .map_err(io_err(a.out()))?;
+    let mut file = fileio::open_append(a.out()).map_err(|e| io_err(a.out())(e.into_io()))?;
     if existing.settings.is_none() {
         writeln!(file, "{MAGIC} {want}").map_err(io_err(a.out()))?;
     }

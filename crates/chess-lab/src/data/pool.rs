@@ -155,6 +155,20 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PoolError + '_ {
     }
 }
 
+/// [`io_err`] for a [`fileio::FileError`]: the path is named once, by `PoolError`.
+fn file_err(path: &Path) -> impl FnOnce(fileio::FileError) -> PoolError + '_ {
+    move |e| io_err(path)(e.into_io())
+}
+
+/// The most bytes a pool or raw candidate file may have: pools and raw files are a few MB to
+/// a few hundred MB of text, and a datagen file (a few hundred MB at most) may be read as a
+/// pool with `--limit`; 4 GB is the limit `tune` reads such files with.
+const MAX_POOL_BYTES: u64 = 4 << 30;
+
+/// The most bytes an opening book (EPD or FEN lines) may have: real books are kilobytes to a
+/// few MB; 256 MB is far past any of them.
+const MAX_BOOK_BYTES: u64 = 256 << 20;
+
 impl PoolArgs {
     pub fn run(&self) -> Result<ExitCode, crate::LabError> {
         match &self.cmd {
@@ -448,16 +462,18 @@ struct RawFile {
 }
 
 fn read_raw(path: &Path) -> Result<RawFile, PoolError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match fileio::read_to_string(path, MAX_POOL_BYTES) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(fileio::FileError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
             return Ok(RawFile {
                 settings: None,
                 games: BTreeMap::new(),
                 complete_len: 0,
             });
         }
-        Err(e) => return Err(io_err(path)(e)),
+        Err(e) => return Err(file_err(path)(e)),
     };
     let bad = |line: usize, message: String| PoolError::Line {
         path: path.to_owned(),
@@ -529,7 +545,7 @@ fn read_raw(path: &Path) -> Result<RawFile, PoolError> {
 
 /// Read the book's positions (FEN or EPD per line; blank lines and `#` comments skipped).
 pub fn read_positions(path: &Path) -> Result<Vec<Board>, PoolError> {
-    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    let text = fileio::read_to_string(path, MAX_BOOK_BYTES).map_err(file_err(path))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
@@ -716,17 +732,10 @@ pub fn build_raw(a: &BuildArgs) -> Result<u32, PoolError> {
     if let Some(parent) = a.raw.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(io_err(parent))?;
     }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&a.raw)
-        .map_err(io_err(&a.raw))?;
+    // One appending handle (a regular file only) cuts the tail and then writes after it:
+    // an append-mode descriptor may be truncated, and each write goes to the new end.
+    let mut file = fileio::open_append(&a.raw).map_err(file_err(&a.raw))?;
     file.set_len(raw.complete_len).map_err(io_err(&a.raw))?;
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&a.raw)
-        .map_err(io_err(&a.raw))?;
     if raw.settings.is_none() {
         writeln!(file, "{RAW_MAGIC} {want}").map_err(io_err(&a.raw))?;
     }
@@ -932,7 +941,7 @@ pub struct PoolPosition {
 /// Read a pool (or any EPD/FEN file): blank lines and `#` comments are skipped; a line that
 /// does not parse is an error naming the file and the line. `limit` keeps the first N.
 pub fn read_pool(path: &Path, limit: Option<usize>) -> Result<Vec<PoolPosition>, PoolError> {
-    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    let text = fileio::read_to_string(path, MAX_POOL_BYTES).map_err(file_err(path))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if limit.is_some_and(|l| out.len() >= l) {

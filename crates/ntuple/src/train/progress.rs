@@ -73,7 +73,9 @@ pub fn read_progress(path: &Path) -> Result<Vec<ProgressRecord>, Error> {
             path.display()
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
+    // A run appends a line of a few hundred bytes per report: kilobytes to tens of MB even
+    // for a long run; 1 GB is far past any real progress file.
+    let text = fileio::read_to_string(path, 1 << 30).map_err(|e| Error::io(path)(e.into_io()))?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut out = Vec::with_capacity(lines.len());
     for (i, l) in lines.iter().enumerate() {

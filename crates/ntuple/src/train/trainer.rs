@@ -153,17 +153,12 @@ impl Trainer {
         }
         std::fs::create_dir_all(&cfg.out).map_err(Error::io(&cfg.out))?;
         let lock_path = cfg.out.join(".train.lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(Error::io(&lock_path))?;
-        lock.try_lock().map_err(|_| {
-            Error::Train(format!(
+        let lock = fileio::lock(&lock_path).map_err(|e| match e {
+            fileio::LockError::Held { .. } => Error::Train(format!(
                 "{}: another training run is using this directory",
                 cfg.out.display()
-            ))
+            )),
+            fileio::LockError::File(e) => Error::io(&lock_path)(e.into_io()),
         })?;
         remove_stale_temporaries(&cfg.out, obs);
         let ckpt = cfg.out.join("checkpoint.bin");
@@ -172,8 +167,14 @@ impl Trainer {
         let search = format!("d{d}s{k}");
 
         let st = if cfg.resume {
-            let text = std::fs::read_to_string(&state_path)
-                .map_err(|e| Error::Train(format!("--resume: {}: {e}", state_path.display())))?;
+            // The run's state is a small JSON (kilobytes); 64 MB is far past any real one.
+            let text = fileio::read_to_string(&state_path, 64 << 20).map_err(|e| {
+                Error::Train(format!(
+                    "--resume: {}: {}",
+                    state_path.display(),
+                    e.into_io()
+                ))
+            })?;
             let st: TrainState = serde_json::from_str(&text)
                 .map_err(|e| Error::Train(format!("{}: {e}", state_path.display())))?;
             check_same_run(&st, &cfg, &search)?;
