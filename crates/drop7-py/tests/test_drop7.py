@@ -346,26 +346,33 @@ def test_integer_arguments_are_integers():
         drop7.step_state(board, 259, 5, 3, 1)
 
 
-def test_ctrl_c_stops_a_long_batch_promptly():
-    # Issue 68, defect 5: Ctrl-C could not stop play_batch; now it raises KeyboardInterrupt
-    # at the games' next boundary (a batch of minutes, stopped within seconds).
+def _seconds_until_interrupted(call: str) -> float:
+    """Run `call` (Python source using drop7) in a fresh interpreter that sends itself
+    SIGINT (Ctrl-C) after a second; the seconds from the start until KeyboardInterrupt."""
     import subprocess
     import sys
 
+    code = (
+        "import os, signal, threading, time, drop7\n"
+        "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        f"    {call}\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after', round(time.monotonic() - t0, 1))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("interrupted after"), call + out.stdout + out.stderr
+    return float(out.stdout.split()[-1])
+
+
+def test_ctrl_c_stops_a_long_batch_promptly():
+    # Issue 68, defect 5: Ctrl-C could not stop play_batch; now it raises KeyboardInterrupt
+    # at the games' next boundary (a batch of minutes, stopped within seconds).
     for call in ("play_batch", "play"):
-        code = (
-            "import os, signal, threading, time, drop7\n"
-            "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
-            "t0 = time.monotonic()\n"
-            "try:\n"
-            f"    drop7.{call}('fair-d2s7', '0x6c200000:4000', threads=2)\n"
-            "    print('finished')\n"
-            "except KeyboardInterrupt:\n"
-            "    print('interrupted after', round(time.monotonic() - t0, 1))\n"
-        )
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-        assert out.stdout.startswith("interrupted after"), call + out.stdout + out.stderr
-        assert float(out.stdout.split()[-1]) < 15, call + out.stdout
+        took = _seconds_until_interrupted(f"drop7.{call}('fair-d2s7', '0x6c200000:4000', threads=2)")
+        assert took < 15, (call, took)
 
 
 def test_bench_totals_in_slices_equal_the_games_one_by_one_and_stop_on_ctrl_c():
@@ -374,44 +381,16 @@ def test_bench_totals_in_slices_equal_the_games_one_by_one_and_stop_on_ctrl_c():
     t = drop7.bench_totals(0x2D700000, 45000)
     b = drop7.play_batch("trace-random", "0x2d700000:45000", threads=2)
     assert t == {"games": 45000, "moves": int(b["moves"].sum()), "score": int(b["score"].sum())}
-    import subprocess
-    import sys
-
-    code = (
-        "import os, signal, threading, time, drop7\n"
-        "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
-        "t0 = time.monotonic()\n"
-        "try:\n"
-        "    drop7.bench_totals(0, 2**32)\n"
-        "    print('finished')\n"
-        "except KeyboardInterrupt:\n"
-        "    print('interrupted after', round(time.monotonic() - t0, 1))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.startswith("interrupted after"), out.stdout + out.stderr
-    assert float(out.stdout.split()[-1]) < 10, out.stdout
+    assert _seconds_until_interrupted("drop7.bench_totals(0, 2**32)") < 10
 
 
 def test_fair_search_stops_on_ctrl_c_and_quick_searches_pay_no_wait():
     # Issue 68, defect 5: fair_search runs on its own thread and stops at its next deep node
     # on Ctrl-C. A d6s32 search takes hours; interrupted after a second, it ends within a few.
-    import subprocess
-    import sys
     import time
 
-    code = (
-        "import os, signal, threading, time, drop7\n"
-        "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
-        "t0 = time.monotonic()\n"
-        "try:\n"
-        "    drop7.fair_search(drop7.Game(5), depth=6, samples=32, max_work=2**62)\n"
-        "    print('finished')\n"
-        "except KeyboardInterrupt:\n"
-        "    print('interrupted after', round(time.monotonic() - t0, 1))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.startswith("interrupted after"), out.stdout + out.stderr
-    assert float(out.stdout.split()[-1]) < 10, out.stdout
+    call = "drop7.fair_search(drop7.Game(5), depth=6, samples=32, max_work=2**62)"
+    assert _seconds_until_interrupted(call) < 10
     # the waiting thread wakes on the answer: 200 depth-1 searches take far less than the
     # 50 ms signal-check interval each
     g = drop7.Game(5)
