@@ -112,6 +112,11 @@ pub struct BenchArgs {
     /// The network for --eval nnue (UCI `EvalFile`) [default: the net built into the engine].
     #[arg(long, value_name = "FILE")]
     pub eval_file: Option<std::path::PathBuf>,
+    /// The instruction set of the net's inference loops: `portable`, `avx2` or `avx512`
+    /// [default: the widest this CPU runs]. Every path computes the same numbers (the
+    /// signature does not change), so this is for comparing their speed.
+    #[arg(long, value_name = "PATH", value_parser = chess::nnue::Simd::parse)]
+    pub simd: Option<chess::nnue::Simd>,
 }
 
 impl BenchArgs {
@@ -142,6 +147,9 @@ impl BenchArgs {
             ),
         };
         let prune = switches(&self.set)?;
+        if let Some(path) = self.simd {
+            path.choose().map_err(|e| anyhow::anyhow!("--simd: {e}"))?;
+        }
         let net = network(eval, self.eval_file.as_deref())?;
         let opts = chess::search::smp::SearchOptions {
             lazy,
@@ -152,6 +160,9 @@ impl BenchArgs {
         };
         let r = run_bench_opts(self.depth, true, opts);
         println!("Eval exits: {}", exit_breakdown(&r.exits));
+        if eval == "nnue" {
+            println!("SIMD: {}", chess::nnue::Simd::chosen().name());
+        }
         println!("Bench: {} nodes {} nps", r.nodes, r.nps);
         Ok(ExitCode::SUCCESS)
     }

@@ -17,7 +17,7 @@ pub mod fit;
 pub mod validate;
 
 use calibrate::{CalibrateArgs, tables::CollectArgs};
-use data::{corpus::CorpusArgs, datagen::DatagenArgs, pool::PoolArgs};
+use data::{corpus::CorpusArgs, datagen::DatagenArgs, merge::CorpusMergeArgs, pool::PoolArgs};
 use fit::{nettrain::TrainNetArgs, tune::TuneArgs};
 
 /// The laboratory's `actuary` subcommands.
@@ -43,6 +43,11 @@ pub enum LabCommand {
     /// Check and count a self-play corpus: every chunk's SHA-256 and records, every game
     /// replayed, the positions each loader filter keeps and the hold-out split by game id.
     Corpus(CorpusArgs),
+    /// Enter the closed chunks of other corpora (a Slurm job array's task directories, each
+    /// written with `datagen --corpus SRC --first-id N`) into a corpus, under its lock: every
+    /// chunk checked first; duplicates, shared game ids and torn or damaged chunks refused with
+    /// nothing written; chunks entered already skipped, so a re-run finishes a stopped merge.
+    CorpusMerge(CorpusMergeArgs),
     /// Fit every evaluation weight to game outcomes (Adam on the evaluation's linear trace,
     /// K fitted first, a hold-out split, an optional penalty on the cheap tiers' residual
     /// variance); writes a parameter file the engine embeds at build time. Resumable.
@@ -67,6 +72,7 @@ impl LabCommand {
                 None => a.run(),
             },
             LabCommand::Corpus(a) => a.run(),
+            LabCommand::CorpusMerge(a) => a.run(),
             LabCommand::Tune(a) => a.run(),
             LabCommand::TrainNet(a) => a.run(),
         }
@@ -94,6 +100,8 @@ pub enum LabError {
     Datagen(#[from] data::datagen::DatagenError),
     #[error(transparent)]
     Corpus(#[from] data::corpus::CorpusError),
+    #[error(transparent)]
+    Merge(#[from] data::merge::MergeError),
     #[error(transparent)]
     Tune(#[from] fit::tune::TuneError),
     #[error(transparent)]

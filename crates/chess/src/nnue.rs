@@ -32,6 +32,9 @@ use crate::board::{Board, Color, File, Move, Piece, Square};
 use crate::datafile::fnv1a64;
 use std::sync::{Arc, OnceLock};
 
+mod simd;
+pub use simd::Simd;
+
 /// Inputs per perspective: 2 sides × 6 piece types × 64 squares.
 pub const INPUTS: usize = 768;
 /// First-layer quantisation (and the SCReLU ceiling).
@@ -101,6 +104,9 @@ pub struct Network {
     out_w: Vec<i16>,
     /// One per bucket.
     out_b: Vec<i32>,
+    /// The instruction set of the hot loops, [`Simd::chosen`] when the net was made: checked
+    /// once, not on every call.
+    simd: simd::Runnable,
 }
 
 /// The output bucket of a board with `pieces` pieces (kings included) among `buckets`:
@@ -124,7 +130,7 @@ impl Network {
         assert_eq!(ft_w.len(), INPUTS * hidden);
         assert_eq!(ft_b.len(), hidden);
         assert_eq!(out_w.len(), 2 * hidden * buckets);
-        // The output kernel multiplies `clamp(acc, 0, QA) · w` in `i16` (see `kernel`).
+        // The output kernel multiplies `clamp(acc, 0, QA) · w` in `i16` (see `simd`).
         let out_max = (WEIGHT_CLIP * QB as f32).ceil() as i32;
         assert!(
             out_w.iter().all(|&w| i32::from(w).abs() <= out_max),
@@ -137,7 +143,20 @@ impl Network {
             ft_b,
             out_w,
             out_b,
+            simd: simd::Runnable::chosen(),
         }
+    }
+
+    /// This net evaluated on another path (for the test that all paths agree); `None` when
+    /// the CPU cannot run it.
+    pub fn with_simd(mut self, simd: Simd) -> Option<Self> {
+        self.simd = simd::Runnable::new(simd)?;
+        Some(self)
+    }
+
+    /// The instruction set this net's hot loops run on.
+    pub fn simd(&self) -> Simd {
+        self.simd.simd()
     }
 
     #[cfg(any(test, debug_assertions))]
@@ -244,6 +263,7 @@ impl Network {
             ft_b,
             out_w,
             out_b,
+            simd: simd::Runnable::chosen(),
         })
     }
 
@@ -324,14 +344,16 @@ impl Network {
         let (dw, db) = dst.split_at_mut(h);
         let subs = &d.sub[..d.n_sub as usize];
         let adds = &d.add[..d.n_add as usize];
+        let p = self.simd;
         for (persp, s, t) in [(false, sw, dw), (true, sb, db)] {
             let f = |x: u16| if persp { flip(x) } else { x };
             match (subs, adds) {
                 // A quiet move or a promotion without capture: one out, one in.
-                (&[s1], &[a1]) => kernel::sub_add(s, t, self.row(f(s1)), self.row(f(a1))),
+                (&[s1], &[a1]) => simd::sub_add(p, s, t, self.row(f(s1)), self.row(f(a1))),
                 // A capture (en passant too): two out, one in.
                 (&[s1, s2], &[a1]) => {
-                    kernel::sub2_add(s, t, self.row(f(s1)), self.row(f(s2)), self.row(f(a1)))
+                    let (r1, r2) = (self.row(f(s1)), self.row(f(s2)));
+                    simd::sub2_add(p, s, t, r1, r2, self.row(f(a1)))
                 }
                 // Castling, the null move, anything else: copy, then feature by feature.
                 _ => {
@@ -364,7 +386,7 @@ impl Network {
         };
         let h2 = 2 * self.hidden;
         let (w_us, w_them) = self.out_w[bucket * h2..(bucket + 1) * h2].split_at(self.hidden);
-        let half = |a: &[i16], w: &[i16]| -> i64 { kernel::screlu_dot(a, w) };
+        let half = |a: &[i16], w: &[i16]| -> i64 { simd::screlu_dot(self.simd, a, w) };
         let sum = half(us, w_us) + half(them, w_them);
         let out = sum / i64::from(QA) + i64::from(self.out_b[bucket]);
         (out * i64::from(SCALE) / i64::from(QA * QB)) as i32
@@ -515,185 +537,6 @@ impl AccStack {
     }
 }
 
-/// The hot loops of inference, written so the compiler vectorises them, and compiled twice on
-/// x86-64: for the build's baseline target and with AVX2, the copy chosen once at run time
-/// (`is_x86_feature_detected!`, cached by std). The accumulator updates are the same Rust
-/// source in both copies; the output's dot product has its own AVX2 code (below), exact
-/// integer arithmetic as the portable one. `avx2_and_portable_kernels_agree` checks both
-/// against a plain sum on random data.
-#[allow(unsafe_code)]
-mod kernel {
-    /// `Σ clamp(a, 0, QA)² · w` over a half of the hidden layer. `v · w` fits an `i16`
-    /// (`255 · 127`, the loader refuses output weights beyond ±127), so the products pair up
-    /// as `pmaddwd` does (`(v·w) · v` summed two at a time in `i32`); each term is at most
-    /// `255² · 127 < 2²³`, so blocks of 256 terms are summed in `i32` without overflow and the
-    /// blocks in `i64`.
-    #[inline(always)]
-    fn screlu_dot_body(a: &[i16], w: &[i16]) -> i64 {
-        let mut total = 0i64;
-        for (ab, wb) in a.chunks(256).zip(w.chunks(256)) {
-            let s: i32 = ab
-                .iter()
-                .zip(wb)
-                .map(|(&x, &w)| {
-                    let v = x.clamp(0, super::QA as i16);
-                    i32::from(v.wrapping_mul(w)) * i32::from(v)
-                })
-                .sum();
-            total += i64::from(s);
-        }
-        total
-    }
-
-    #[inline(always)]
-    fn sub_add_body(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
-        for (((t, &s), &r), &a) in t.iter_mut().zip(s).zip(r).zip(a) {
-            *t = s - r + a;
-        }
-    }
-
-    #[inline(always)]
-    fn sub2_add_body(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
-        for ((((t, &s), &r1), &r2), &a) in t.iter_mut().zip(s).zip(r1).zip(r2).zip(a) {
-            *t = s - r1 - r2 + a;
-        }
-    }
-
-    /// The AVX2 copies. The output's dot product is written with intrinsics over 16 lanes:
-    /// left to the compiler, its body became 8-lane loops behind a block-length prologue that
-    /// cost more than the arithmetic at this network's widths (callgrind, `actuary bench 11`:
-    /// 187 instructions a call of 128 terms, 113 now). Widths that are not a multiple of 16
-    /// take the body; the result is the same integer either way (the sums are exact).
-    #[cfg(target_arch = "x86_64")]
-    mod avx2 {
-        use std::arch::x86_64::{
-            __m256i, _mm_add_epi32, _mm_cvtsi128_si32, _mm_shuffle_epi32, _mm256_add_epi32,
-            _mm256_castsi256_si128, _mm256_extracti128_si256, _mm256_loadu_si256,
-            _mm256_madd_epi16, _mm256_max_epi16, _mm256_min_epi16, _mm256_mullo_epi16,
-            _mm256_set1_epi16, _mm256_setzero_si256,
-        };
-
-        const LANES: usize = 16;
-
-        /// 16 lanes from `p`.
-        ///
-        /// # Safety
-        /// 16 readable `i16` behind `p`, on a CPU with AVX2.
-        #[inline(always)]
-        unsafe fn load(p: *const i16) -> __m256i {
-            // SAFETY: the caller's promise; unaligned loads are allowed.
-            unsafe { _mm256_loadu_si256(p.cast()) }
-        }
-
-        #[target_feature(enable = "avx2")]
-        pub(crate) fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
-            let n = a.len();
-            if !n.is_multiple_of(LANES) || w.len() != n {
-                return super::screlu_dot_body(a, w);
-            }
-            let (a, w) = (a.as_ptr(), w.as_ptr());
-            let zero = _mm256_setzero_si256();
-            let qa = _mm256_set1_epi16(super::super::QA as i16);
-            let mut total = 0i64;
-            let mut block = 0;
-            // blocks of 256 terms, as the body: their sum stays inside an i32
-            while block < n {
-                let end = (block + 256).min(n);
-                let mut acc = _mm256_setzero_si256();
-                let mut i = block;
-                while i < end {
-                    // SAFETY: i + 16 <= end <= n, the length of both slices, and this
-                    // function runs only with AVX2 (its target feature).
-                    let (x, y) = unsafe { (load(a.add(i)), load(w.add(i))) };
-                    let v = _mm256_min_epi16(_mm256_max_epi16(x, zero), qa);
-                    // v·w fits an i16 (255 · 127); pmaddwd multiplies by v again and adds pairs
-                    let vw = _mm256_mullo_epi16(v, y);
-                    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(vw, v));
-                    i += LANES;
-                }
-                let s = _mm_add_epi32(
-                    _mm256_castsi256_si128(acc),
-                    _mm256_extracti128_si256::<1>(acc),
-                );
-                let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
-                let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
-                total += i64::from(_mm_cvtsi128_si32(s));
-                block = end;
-            }
-            total
-        }
-
-        // The accumulator updates stay the compiler's: its vectorised bodies ran no more
-        // instructions than an intrinsics copy did (69 against 73 a call of 128 lanes).
-        #[target_feature(enable = "avx2")]
-        pub(crate) fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
-            super::sub_add_body(s, t, r, a)
-        }
-
-        #[target_feature(enable = "avx2")]
-        pub(crate) fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
-            super::sub2_add_body(s, t, r1, r2, a)
-        }
-    }
-
-    /// Whether the AVX2 copies run (x86-64 with AVX2 at run time).
-    #[inline]
-    pub(crate) fn avx2() -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            std::arch::is_x86_feature_detected!("avx2")
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    }
-
-    #[inline]
-    pub(crate) fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
-        #[cfg(target_arch = "x86_64")]
-        if avx2() {
-            // SAFETY: the CPU has AVX2 (checked at run time just above).
-            return unsafe { avx2::screlu_dot(a, w) };
-        }
-        screlu_dot_body(a, w)
-    }
-
-    #[inline]
-    pub(crate) fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
-        #[cfg(target_arch = "x86_64")]
-        if avx2() {
-            // SAFETY: the CPU has AVX2 (checked at run time just above).
-            return unsafe { avx2::sub_add(s, t, r, a) };
-        }
-        sub_add_body(s, t, r, a)
-    }
-
-    #[inline]
-    pub(crate) fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
-        #[cfg(target_arch = "x86_64")]
-        if avx2() {
-            // SAFETY: the CPU has AVX2 (checked at run time just above).
-            return unsafe { avx2::sub2_add(s, t, r1, r2, a) };
-        }
-        sub2_add_body(s, t, r1, r2, a)
-    }
-
-    /// The portable copies, for the test that both agree.
-    #[cfg(test)]
-    pub(crate) mod portable {
-        pub(crate) fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
-            super::screlu_dot_body(a, w)
-        }
-        pub(crate) fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
-            super::sub2_add_body(s, t, r1, r2, a)
-        }
-        pub(crate) fn sub_add(s: &[i16], t: &mut [i16], r: &[i16], a: &[i16]) {
-            super::sub_add_body(s, t, r, a)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -814,7 +657,23 @@ mod tests {
     /// and a Chess960 start.
     #[test]
     fn incremental_updates_equal_a_refresh() {
-        let net = test_net(16);
+        // 48 lanes: whole AVX2 vectors, and one AVX-512 vector plus a tail. Every path this
+        // CPU runs must give the portable refresh's accumulators and evaluation.
+        let plain = test_net(48).with_simd(Simd::Portable).unwrap();
+        let mut paths = 0;
+        for simd in Simd::ALL {
+            let Some(net) = plain.clone().with_simd(simd) else {
+                continue;
+            };
+            paths += 1;
+            random_games_agree(&net, &plain);
+        }
+        assert!(paths >= 1);
+    }
+
+    /// Random games from awkward starts, evaluated incrementally by `net` every third ply and
+    /// compared with `plain`'s refresh; every kind of move must have occurred.
+    fn random_games_agree(net: &Network, plain: &Network) {
         let starts = [
             (
                 "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
@@ -838,8 +697,8 @@ mod tests {
         for (i, (fen, c960)) in starts.iter().enumerate() {
             for game in 0..20u64 {
                 let mut board = parse_fen_with(fen, *c960).unwrap();
-                let mut stack = AccStack::new(&net, 64);
-                stack.reset(&net, &board);
+                let mut stack = AccStack::new(net, 64);
+                stack.reset(net, &board);
                 let mut s = (i as u64) << 32 | game;
                 for ply in 1..60 {
                     let moves = legal_moves(&board);
@@ -855,11 +714,16 @@ mod tests {
                     board.play_unchecked(mv);
                     // Evaluate only every third ply: pending deltas pile up as in a search.
                     if ply % 3 == 0 || ply == 59 {
-                        let got = stack.evaluate(&net, ply, &board);
-                        let mut fresh = vec![0i16; 32];
-                        net.refresh(&board, &mut fresh);
-                        assert_eq!(stack.slot(ply), &fresh[..], "{fen} game {game} ply {ply}");
-                        assert_eq!(got, net.evaluate(&board));
+                        let got = stack.evaluate(net, ply, &board);
+                        let mut fresh = vec![0i16; 96];
+                        plain.refresh(&board, &mut fresh);
+                        let name = net.simd().name();
+                        assert_eq!(
+                            stack.slot(ply),
+                            &fresh[..],
+                            "{name} {fen} game {game} ply {ply}"
+                        );
+                        assert_eq!(got, plain.evaluate(&board), "{name}");
                     }
                 }
             }
@@ -883,53 +747,5 @@ mod tests {
         // × 400 / (255·64) = 130 (integer division).
         assert_eq!(net.evaluate(&b), 5333 * 400 / (255 * 64));
         assert_eq!(net.evaluate(&b), 130);
-    }
-
-    #[test]
-    fn avx2_and_portable_kernels_agree() {
-        // Random accumulators over the whole i16 range (SCReLU clamps them) and weights within
-        // the loader's limits; widths that are not multiples of any vector length too.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for h in [1usize, 7, 32, 64, 100, 128, 256, 300, 1024] {
-            let a: Vec<i16> = (0..h).map(|_| next() as i16).collect();
-            let w: Vec<i16> = (0..h).map(|_| (next() % 255) as i16 - 127).collect();
-            let want: i64 = a
-                .iter()
-                .zip(&w)
-                .map(|(&a, &w)| {
-                    let v = i64::from(a.clamp(0, QA as i16));
-                    v * v * i64::from(w)
-                })
-                .sum();
-            assert_eq!(kernel::portable::screlu_dot(&a, &w), want, "h {h}");
-            assert_eq!(kernel::screlu_dot(&a, &w), want, "h {h}");
-            let small = |n: &mut dyn FnMut() -> u64| -> Vec<i16> {
-                (0..h).map(|_| (n() % 1001) as i16 - 500).collect()
-            };
-            let (s, r1, r2, ad) = (
-                small(&mut next),
-                small(&mut next),
-                small(&mut next),
-                small(&mut next),
-            );
-            let mut t1 = vec![0i16; h];
-            let mut t2 = vec![0i16; h];
-            kernel::sub2_add(&s, &mut t1, &r1, &r2, &ad);
-            kernel::portable::sub2_add(&s, &mut t2, &r1, &r2, &ad);
-            assert_eq!(t1, t2);
-            for i in 0..h {
-                assert_eq!(t1[i], s[i] - r1[i] - r2[i] + ad[i]);
-            }
-            kernel::sub_add(&s, &mut t1, &r1, &ad);
-            kernel::portable::sub_add(&s, &mut t2, &r1, &ad);
-            assert_eq!(t1, t2);
-            assert_eq!(t1[h - 1], s[h - 1] - r1[h - 1] + ad[h - 1]);
-        }
     }
 }

@@ -7,6 +7,8 @@ mod bad_input_uci;
 mod calibrate_loop;
 mod chess960;
 mod common;
+#[cfg(feature = "lab")]
+mod datagen_slurm;
 mod openbench;
 #[cfg(feature = "lab")]
 mod prune_loop;

@@ -16,6 +16,11 @@
 //!
 //! Every manifest field is a function of its chunk (header settings and records), so a chunk
 //! closed by a writer that died before appending its manifest line is entered on the next run.
+//!
+//! Corpora played apart (a Slurm job array's tasks, each a series of ids of its own) are
+//! joined by [`merge_corpora`](super::merge::merge_corpora) (`actuary corpus-merge`, in
+//! [`super::merge`]): closed chunks copied whole into the main corpus, every one checked
+//! first, ids still growing from chunk to chunk.
 
 use chess::board::{Board, Color, Move, Piece, Square, parse_fen_with, to_fen};
 use serde::{Deserialize, Serialize};
@@ -79,7 +84,7 @@ pub enum CorpusError {
     },
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CorpusError + '_ {
+pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CorpusError + '_ {
     move |source| CorpusError::Io {
         path: path.to_owned(),
         source,
@@ -94,7 +99,7 @@ pub const MAX_CHUNK_BYTES: u64 = 64 << 20;
 const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
 /// A whole chunk file: a regular file of at most [`MAX_CHUNK_BYTES`] ([`fileio::read`]).
-fn read_bytes(path: &Path) -> Result<Vec<u8>, CorpusError> {
+pub(super) fn read_bytes(path: &Path) -> Result<Vec<u8>, CorpusError> {
     fileio::read(path, MAX_CHUNK_BYTES).map_err(|e| io(path)(e.into_io()))
 }
 
@@ -249,8 +254,13 @@ pub fn encode_game(g: &Game) -> Vec<u8> {
 /// (so a chunk describes itself) and copied into its manifest line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// Node budget of every move.
+    /// Node budget of every move (the hard limit when `soft_nodes` is set).
     pub nodes: u64,
+    /// The soft node limit of every move: no new iteration once this many nodes are
+    /// searched. Absent from the chunks made before it existed (their moves had the hard
+    /// limit alone), and then not written, so their headers and checksums are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soft_nodes: Option<u64>,
     /// `book` (the book's lines, shuffled by seed) or `startpos`.
     pub opening: String,
     /// The book file for `opening = book`.
@@ -417,7 +427,7 @@ pub fn sha256_file(path: &Path) -> Result<String, CorpusError> {
     Ok(hex(&Sha256::digest(&bytes)))
 }
 
-fn hex(d: &[u8]) -> String {
+pub(super) fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -481,7 +491,7 @@ pub fn read_manifest(dir: &Path) -> Result<Vec<ManifestEntry>, CorpusError> {
 /// A manifest line must name a chunk beside the manifest (a plain file name: no `../`, no
 /// absolute path), once, with game ids of its own: a copied line or chunk would count its
 /// games twice, and a path out of the directory would read any file.
-fn check_entry(e: &ManifestEntry, before: &[ManifestEntry]) -> Result<(), String> {
+pub(super) fn check_entry(e: &ManifestEntry, before: &[ManifestEntry]) -> Result<(), String> {
     let plain = !e.chunk.is_empty() && !e.chunk.contains(['/', '\\']) && !e.chunk.starts_with('.');
     if !plain {
         return Err(format!(
@@ -565,29 +575,7 @@ impl CorpusWriter {
     /// refused), enter closed chunks the manifest lacks, and keep appending to the part if it
     /// was made with the same settings (its torn tail cut off), else close it first.
     pub fn open(dir: &Path, settings: Settings, commit: &str) -> Result<Self, CorpusError> {
-        // a file where the directory should be: say so (create_dir_all said "File exists")
-        if dir.metadata().is_ok_and(|m| !m.is_dir()) {
-            return Err(io(dir)(std::io::Error::other(
-                "not a directory (a corpus is a directory of chunks)",
-            )));
-        }
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let lock_path = dir.join(".lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io(&lock_path))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(io(dir)(std::io::Error::other(
-                    "another datagen is writing this corpus (it is locked)",
-                )));
-            }
-            Err(std::fs::TryLockError::Error(_)) => {} // no locks on this file system
-        }
+        let lock = lock_dir(dir)?;
         let mut w = CorpusWriter {
             dir: dir.to_owned(),
             _lock: lock,
@@ -636,15 +624,7 @@ impl CorpusWriter {
     /// Closed chunks in the directory that the manifest does not list (a writer died between
     /// the rename and the manifest line): describe and enter them.
     fn enter_unlisted_chunks(&mut self) -> Result<(), CorpusError> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.dir)
-            .map_err(io(&self.dir))?
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("chunk-") && n.ends_with(".bin"))
-            .filter(|n| !self.entries.iter().any(|e| &e.chunk == n))
-            .collect();
-        names.sort();
-        for n in names {
+        for n in unlisted_chunks(&self.dir, &self.entries)? {
             let e = describe_chunk(&self.dir.join(&n))?;
             self.append_manifest(&e)?;
         }
@@ -652,14 +632,14 @@ impl CorpusWriter {
     }
 
     fn append_manifest(&mut self, e: &ManifestEntry) -> Result<(), CorpusError> {
-        let path = self.dir.join(MANIFEST);
-        let mut f = append(&path)?;
-        let mut line = serde_json::to_string(e).expect("entry serialises");
-        line.push('\n');
-        f.write_all(line.as_bytes()).map_err(io(&path))?;
-        f.sync_all().map_err(io(&path))?;
+        append_manifest_line(&self.dir, e)?;
         self.entries.push(e.clone());
         Ok(())
+    }
+
+    /// The corpus directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The next game id to play (one past the largest in the corpus).
@@ -734,14 +714,7 @@ impl CorpusWriter {
             std::fs::remove_file(&path).map_err(io(&path))?;
             return Ok(None);
         }
-        let seq = self
-            .entries
-            .iter()
-            .filter_map(|e| e.chunk.strip_prefix("chunk-")?.strip_suffix(".bin"))
-            .filter_map(|n| n.parse::<u32>().ok())
-            .max()
-            .map_or(1, |m| m + 1);
-        let dest = self.dir.join(chunk_name(seq));
+        let dest = self.dir.join(chunk_name(next_seq(&self.entries)));
         std::fs::rename(&path, &dest).map_err(io(&dest))?;
         let e = describe_chunk(&dest)?;
         self.append_manifest(&e)?;
@@ -756,6 +729,76 @@ impl CorpusWriter {
 
 fn append(path: &Path) -> Result<std::fs::File, CorpusError> {
     fileio::open_append(path).map_err(|e| io(path)(e.into_io()))
+}
+
+/// Take `dir`'s writer lock (`DIR/.lock`), making the directory if it is absent. The one lock
+/// both writers of a corpus take, `datagen` and `corpus-merge`, so neither writes while the
+/// other does. On a file system without locks there is none to take and the run goes on.
+pub(super) fn lock_dir(dir: &Path) -> Result<std::fs::File, CorpusError> {
+    // a file where the directory should be: say so (create_dir_all said "File exists")
+    if dir.metadata().is_ok_and(|m| !m.is_dir()) {
+        return Err(io(dir)(std::io::Error::other(
+            "not a directory (a corpus is a directory of chunks)",
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let lock_path = dir.join(".lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(io(&lock_path))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(io(dir)(std::io::Error::other(
+                "another datagen or corpus-merge is writing this corpus (it is locked)",
+            )));
+        }
+        Err(std::fs::TryLockError::Error(_)) => {} // no locks on this file system
+    }
+    Ok(lock)
+}
+
+/// Closed chunk files (`chunk-*.bin`) in `dir` that `entries` does not list, by name: chunks
+/// renamed into place by a writer (or a merge) that stopped before appending their line.
+pub(super) fn unlisted_chunks(
+    dir: &Path,
+    entries: &[ManifestEntry],
+) -> Result<Vec<String>, CorpusError> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("chunk-") && n.ends_with(".bin"))
+        .filter(|n| !entries.iter().any(|e| &e.chunk == n))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Append `e`'s line to `dir`'s manifest in one write of the whole line, flushed to disk
+/// before the caller goes on (the next chunk's number is read from these lines).
+pub(super) fn append_manifest_line(dir: &Path, e: &ManifestEntry) -> Result<(), CorpusError> {
+    let path = dir.join(MANIFEST);
+    let mut f = append(&path)?;
+    let mut line = serde_json::to_string(e).expect("entry serialises");
+    line.push('\n');
+    f.write_all(line.as_bytes()).map_err(io(&path))?;
+    f.sync_all().map_err(io(&path))?;
+    Ok(())
+}
+
+/// The next chunk number: one more than the largest `chunk-NNNNNN.bin` among `entries` (1 for
+/// none).
+pub(super) fn next_seq(entries: &[ManifestEntry]) -> u32 {
+    entries
+        .iter()
+        .filter_map(|e| e.chunk.strip_prefix("chunk-")?.strip_suffix(".bin"))
+        .filter_map(|n| n.parse::<u32>().ok())
+        .max()
+        .map_or(1, |m| m + 1)
 }
 
 /// Which positions a consumer takes from the games.
@@ -1023,7 +1066,7 @@ impl CorpusArgs {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use chess::board::legal_moves;
 
@@ -1048,9 +1091,10 @@ mod tests {
         assert!(read_manifest(dir.path()).is_err());
     }
 
-    fn settings() -> Settings {
+    pub(crate) fn settings() -> Settings {
         Settings {
             nodes: 100,
+            soft_nodes: None,
             opening: "startpos".into(),
             book: None,
             random_plies: 0,
@@ -1070,7 +1114,7 @@ mod tests {
     }
 
     /// A game of `n` plies: always the first legal move, scores -n..; from the start position.
-    fn game(id: u64, n: usize) -> Game {
+    pub(crate) fn game(id: u64, n: usize) -> Game {
         let mut b = Board::default();
         let mut plies = Vec::new();
         for i in 0..n {

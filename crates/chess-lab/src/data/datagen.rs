@@ -44,13 +44,21 @@ const MAGIC: &str = "# actuary datagen v1";
 #[derive(Debug, clap::Args)]
 pub struct DatagenArgs {
     /// Number of games. With --out: game ids 0..N (ids already in the file are skipped);
-    /// with --corpus: N more games after the corpus's largest id [default: until stopped].
+    /// with --corpus: N more games after the corpus's largest id, or with --first-id F the
+    /// ids F..F+N not played yet [default: until stopped].
     #[arg(long, value_name = "N", required_unless_present = "corpus",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub games: Option<u32>,
-    /// Node budget of every move.
+    /// Node budget of every move: the hard limit, inside an iteration, when --soft-nodes is
+    /// given.
     #[arg(long, value_name = "N", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub nodes: u64,
+    /// Soft node limit of every move (--corpus): no new iteration starts once N nodes are
+    /// searched, and the one under way may go on to --nodes. Every stored move and score is
+    /// then a whole iteration's (docs/chess/datagen.md prices it against the hard limit
+    /// alone).
+    #[arg(long, value_name = "N", requires = "corpus", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub soft_nodes: Option<u64>,
     /// Games played at once (one search thread each).
     #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
@@ -69,6 +77,18 @@ pub struct DatagenArgs {
     /// made with other settings) and closes it when it ends; one writer at a time.
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
+    /// First game id of the series this corpus plays (--corpus), for a Slurm job array whose
+    /// task K writes a corpus of its own with --first-id BASE+K×GAMES --games GAMES (see
+    /// scripts/datagen-slurm.sh; `actuary corpus-merge` enters the tasks' chunks into the main
+    /// corpus). The run plays ids from N, or after the corpus's largest id when that is N or
+    /// more; with --games G it stops before N+G, so a killed task resubmitted plays only the
+    /// rest of its series, never the next task's ids. A corpus holding an id at or beyond
+    /// N+G is refused. A game is a function of (id, settings): disjoint series, disjoint
+    /// games. Without it ids continue after the largest, and --games counts from there
+    /// (the first game of an empty corpus is 0).
+    #[arg(long, value_name = "N", requires = "corpus",
+          value_parser = clap::value_parser!(u64).range(..=(1 << 60)))]
+    pub first_id: Option<u64>,
     /// Only close the corpus's part being written (after a killed run) and exit.
     #[arg(long, requires = "corpus")]
     pub close: bool,
@@ -129,6 +149,24 @@ pub enum DatagenError {
     },
     #[error("{}: another process is writing this file (it is locked)", path.display())]
     Locked { path: PathBuf },
+    /// `--first-id F --games G` on a corpus that holds ids past its series: another series'
+    /// corpus, or the main one (a task's series is played into a directory of its own).
+    #[error(
+        "{}: holds game id {largest}, past the series --first-id {first} --games {games} (ids {first}..={last}); a series is played into a corpus of its own",
+        path.display()
+    )]
+    BeyondSeries {
+        path: PathBuf,
+        largest: u64,
+        first: u64,
+        games: u64,
+        last: u64,
+    },
+    /// A soft limit at or above the hard one would never act.
+    #[error(
+        "--soft-nodes {soft} must be below --nodes {nodes} (the hard limit of the iteration under way)"
+    )]
+    SoftNodes { soft: u64, nodes: u64 },
     #[error(transparent)]
     File(#[from] PoolError),
 }
@@ -284,7 +322,7 @@ fn game_block(
     let mut lines: Vec<(String, i32)> = Vec::new();
     let end = self_play(
         start,
-        a.nodes,
+        crate::data::pool::NodeBudget::hard(a.nodes),
         &Adjudication::WINS_ONLY,
         &chess::search::smp::SearchOptions::default(),
         worker,
@@ -440,9 +478,11 @@ pub(crate) fn test_args(threads: u64) -> DatagenArgs {
     DatagenArgs {
         games: None,
         nodes: 300,
+        soft_nodes: None,
         threads,
         out: None,
         corpus: None,
+        first_id: None,
         close: false,
         opening: "book".into(),
         opening_max_score: 400,

@@ -287,7 +287,25 @@ impl Adjudication {
     };
 }
 
-/// Play one game from `start` with `nodes` per move (one thread, `worker` and `tt` cleared
+/// A move's node budget in self-play: the hard limit, and the soft one past which no new
+/// iteration starts (`None`: the hard limit alone, as every chunk before `--soft-nodes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeBudget {
+    pub hard: u64,
+    pub soft: Option<u64>,
+}
+
+impl NodeBudget {
+    /// `nodes` per move, a hard limit.
+    pub fn hard(nodes: u64) -> Self {
+        NodeBudget {
+            hard: nodes,
+            soft: None,
+        }
+    }
+}
+
+/// Play one game from `start` with `budget` per move (one thread, `worker` and `tt` cleared
 /// first, so the game is a function of its inputs), calling `on_move(board, best, score,
 /// ply)` before each move is played (`score` from the side to move's view). `opts` chooses
 /// the evaluation (the engine's default, the net; `net: None` for the hand evaluation).
@@ -301,7 +319,7 @@ impl Adjudication {
 /// before it since the last capture or pawn move, those of `start.history` included.
 pub fn self_play(
     start: &Position,
-    nodes: u64,
+    budget: NodeBudget,
     adj: &Adjudication,
     opts: &SearchOptions,
     worker: &mut Worker,
@@ -313,7 +331,8 @@ pub fn self_play(
     tt.clear();
     let stop = AtomicBool::new(false);
     let limits = Limits {
-        nodes: Some(nodes),
+        nodes: Some(budget.hard),
+        soft_nodes: budget.soft,
         ..Default::default()
     };
     let mut decided = 0u32;
@@ -405,7 +424,7 @@ pub fn play_game(
     };
     let end = self_play(
         &start,
-        nodes,
+        NodeBudget::hard(nodes),
         &Adjudication::WINS_ONLY,
         &hce,
         worker,

@@ -6,7 +6,8 @@
 //! a short search scores it beyond `opening_max_score`) and its moves (one thread, a cleared
 //! table and histories, a node budget per move). So the corpus does not depend on `--threads`
 //! or interruptions, only the order of the games in a chunk does. A run plays ids after the
-//! largest in the corpus; a killed run loses only the games it was playing.
+//! largest in the corpus, or a series of its own from `--first-id` (a Slurm job array's task,
+//! [`id_range`]); a killed run loses only the games it was playing.
 //!
 //! The record starts after the book line and the random plies: its start FEN is the first
 //! searched position, and every stored ply is a searched move.
@@ -18,7 +19,7 @@
 //! [`crate::data::pool::self_play`]'s (docs/chess/corpus-format.md, "Games").
 
 use crate::data::corpus::{CorpusError, CorpusWriter, EndReason, Game, Ply, Settings};
-use crate::data::datagen::{DatagenArgs, random_plies};
+use crate::data::datagen::{DatagenArgs, DatagenError, random_plies};
 use crate::data::pool::{
     Adjudication, MAX_GAME_PLIES, SplitMix, progress, read_positions, self_play,
 };
@@ -55,6 +56,7 @@ fn commit() -> String {
 pub fn settings(a: &DatagenArgs, bench: u64) -> Settings {
     Settings {
         nodes: a.nodes,
+        soft_nodes: a.soft_nodes,
         opening: a.opening.clone(),
         book: (a.opening == "book").then(|| a.book.display().to_string()),
         random_plies: a.random_plies.unwrap_or(8),
@@ -76,6 +78,10 @@ pub fn settings(a: &DatagenArgs, bench: u64) -> Settings {
 /// `datagen --corpus DIR [--close]`.
 pub fn run(a: &DatagenArgs, dir: &Path) -> Result<ExitCode, crate::LabError> {
     let t0 = Instant::now();
+    if let Some(soft) = a.soft_nodes.filter(|&soft| soft >= a.nodes) {
+        let nodes = a.nodes;
+        return Err(crate::data::datagen::DatagenError::SoftNodes { soft, nodes }.into());
+    }
     // The signature of the engine that plays (a chunk holds one engine's games).
     let bench = chess::bench::run_bench(chess::bench::DEFAULT_BENCH_DEPTH, false).nodes;
     let s = settings(a, bench);
@@ -131,7 +137,37 @@ pub struct RunCounts {
     pub counted_positions: u64,
 }
 
-/// Play `--games` games (or until killed) after the corpus's largest id into `w`.
+/// The game ids a run plays, `first..end` (`end` is `u64::MAX` without `--games`), given
+/// `next`, one past the corpus's largest id (0 for an empty corpus). Without `--first-id`:
+/// `games` ids from `next`, as always. With `--first-id F`: from F, or from `next` once the
+/// corpus has reached F, and with `--games G` ending before F+G. So the corpus of job-array
+/// task K (F = BASE + K×G) plays exactly the series F..F+G however often the task is killed
+/// and resubmitted; "G more after the largest" would run a resubmitted task into task K+1's
+/// ids. A corpus already past F+G is another series' (or the main corpus): refused.
+pub fn id_range(
+    first_id: Option<u64>,
+    games: Option<u32>,
+    next: u64,
+    dir: &Path,
+) -> Result<std::ops::Range<u64>, DatagenError> {
+    let games = games.map(u64::from);
+    let Some(first) = first_id else {
+        return Ok(next..games.map_or(u64::MAX, |g| next.saturating_add(g)));
+    };
+    let end = games.map_or(u64::MAX, |g| first.saturating_add(g));
+    if next > end {
+        return Err(DatagenError::BeyondSeries {
+            path: dir.to_owned(),
+            largest: next - 1,
+            first,
+            games: end - first,
+            last: end - 1,
+        });
+    }
+    Ok(next.max(first)..end)
+}
+
+/// Play `--games` games (or until killed) into `w`: the ids of [`id_range`].
 pub fn generate(
     a: &DatagenArgs,
     s: &Settings,
@@ -144,9 +180,17 @@ pub fn generate(
     };
     let mut perm: Vec<usize> = (0..book.len()).collect();
     SplitMix(s.seed ^ 0x0B00_C0DE).shuffle(&mut perm);
-    let first = w.next_id();
-    let end = a.games.map_or(u64::MAX, |n| first + u64::from(n));
-    let bar = progress(a.games.map_or(0, u64::from), "games");
+    let ids = id_range(a.first_id, a.games, w.next_id(), w.dir())?;
+    let (first, end) = (ids.start, ids.end);
+    if ids.is_empty() {
+        // (only with --first-id and --games, so `end` is at least 1)
+        eprintln!(
+            "datagen: {} holds its series up to id {}; nothing to play",
+            w.dir().display(),
+            end - 1
+        );
+    }
+    let bar = progress(if a.games.is_some() { end - first } else { 0 }, "games");
     bar.set_prefix("datagen");
     let next = AtomicU64::new(first);
     let t0 = Instant::now();
@@ -239,6 +283,7 @@ fn opening(
         tt.clear();
         let limits = Limits {
             nodes: Some(s.nodes),
+            soft_nodes: s.soft_nodes,
             ..Default::default()
         };
         let stop = AtomicBool::new(false);
@@ -274,7 +319,10 @@ pub fn play(
     let mut keys = vec![start.board.hash()];
     let end = self_play(
         &start,
-        s.nodes,
+        crate::data::pool::NodeBudget {
+            hard: s.nodes,
+            soft: s.soft_nodes,
+        },
         &s.adjudication,
         &SearchOptions::default(),
         worker,
@@ -314,6 +362,71 @@ pub fn play(
 mod tests {
     use super::*;
     use crate::data::corpus::{Filter, Loader, read_chunk, read_manifest};
+    use crate::data::merge::merge_corpora;
+
+    /// `--first-id F --games G` plays the series F..F+G and nothing past it, however often
+    /// it is run; without it, G more after the largest id (the rule before job arrays).
+    #[test]
+    fn a_series_from_first_id_stays_within_itself() {
+        let d = Path::new("task-3");
+        assert_eq!(id_range(None, Some(5), 0, d).unwrap(), 0..5);
+        assert_eq!(id_range(None, Some(5), 12, d).unwrap(), 12..17);
+        assert_eq!(id_range(None, None, 12, d).unwrap(), 12..u64::MAX);
+        // --first-id 300 --games 100 on a corpus that is empty, below, partway, done
+        assert_eq!(id_range(Some(300), Some(100), 0, d).unwrap(), 300..400);
+        assert_eq!(id_range(Some(300), Some(100), 42, d).unwrap(), 300..400);
+        assert_eq!(id_range(Some(300), Some(100), 357, d).unwrap(), 357..400);
+        assert!(id_range(Some(300), Some(100), 400, d).unwrap().is_empty());
+        assert_eq!(id_range(Some(300), None, 5000, d).unwrap(), 5000..u64::MAX);
+        let e = id_range(Some(300), Some(100), 401, d)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "task-3: holds game id 400, past the series --first-id 300 --games 100 \
+             (ids 300..=399); a series is played into a corpus of its own"
+        );
+    }
+
+    /// Issue 67: two job-array tasks' series, one stopped and resubmitted twice, merged into
+    /// a main corpus: it holds each id of both series once, in id order, chunk by chunk.
+    #[test]
+    fn task_series_resume_within_themselves_and_merge() {
+        let d = tempfile::tempdir().unwrap();
+        let (t0, t1, main) = (
+            d.path().join("t0"),
+            d.path().join("t1"),
+            d.path().join("main"),
+        );
+        let s = settings(&crate::data::datagen::test_args(1), 1);
+        let play = |dir: &Path, first: u64, games: u32| {
+            let mut a = crate::data::datagen::test_args(1);
+            a.first_id = Some(first);
+            a.games = Some(games);
+            let mut w = CorpusWriter::open(dir, s.clone(), "t").unwrap();
+            let r = generate(&a, &s, &mut w).unwrap();
+            w.close_part().unwrap();
+            r.games
+        };
+        assert_eq!(play(&t0, 0, 3), 3);
+        // task 1 (ids 3..6): stopped after two games, resubmitted, resubmitted again
+        assert_eq!(play(&t1, 3, 2), 2);
+        assert_eq!(play(&t1, 3, 3), 1);
+        assert_eq!(play(&t1, 3, 3), 0);
+        let r = merge_corpora(&main, &[t1.clone(), t0.clone()]).unwrap();
+        assert_eq!(r.entered.len(), 3);
+        let ids: Vec<(u64, u64)> = read_manifest(&main)
+            .unwrap()
+            .iter()
+            .map(|e| (e.first_game, e.last_game))
+            .collect();
+        assert_eq!(ids, [(0, 2), (3, 4), (5, 5)]);
+        let l = Loader {
+            filter: Filter::default(),
+            holdout_percent: 0.0,
+        };
+        assert_eq!(l.for_each(&main, |_, _| {}).unwrap().games, 6);
+    }
 
     #[test]
     fn corpus_games_are_deterministic_by_id_whatever_the_threads() {

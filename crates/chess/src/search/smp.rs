@@ -312,7 +312,8 @@ fn iterate<P: Probe>(
         if lines[0].score.abs() >= MATE_BOUND && depth >= 12 && ctx.time.is_timed() {
             break;
         }
-        if limits.nodes.is_some_and(|n| total >= n) {
+        if limits.nodes.is_some_and(|n| total >= n) || limits.soft_nodes.is_some_and(|n| total >= n)
+        {
             break;
         }
     }

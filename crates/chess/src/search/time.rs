@@ -22,7 +22,12 @@ pub(crate) type PonderHit = Arc<OnceLock<Instant>>;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Limits {
     pub depth: Option<i32>,
+    /// The hard node limit: the search stops inside an iteration once this many are searched.
     pub nodes: Option<u64>,
+    /// The soft node limit: no new iteration starts once this many are searched (the one
+    /// under way finishes, up to `nodes`). Self-play data generation's budget: every move is
+    /// the result of a whole iteration, and the cost per move follows the tree, not a cut.
+    pub soft_nodes: Option<u64>,
     pub movetime: Option<u64>,
     pub wtime: Option<u64>,
     pub btime: Option<u64>,

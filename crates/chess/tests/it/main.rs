@@ -5,5 +5,6 @@ mod bench;
 mod draws;
 mod fen;
 mod parsers_proptest;
+mod limits;
 mod perft;
 mod uci_robustness;
