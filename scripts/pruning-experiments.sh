@@ -189,6 +189,18 @@ run nnue6 69 nnue-6 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 # its recipe and the run it was chosen over in data/chess/nets/README.md) against the sixth
 # (the embedded default until it wins), by file.
 run nnue7 71 nnue-7 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-7.nnue" nnue-6 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-6.nnue" 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 67: the eighth generation (the seventh's recipe on chunks 1-31: chunks 22-31 of
+# self-play added) against the seventh (embedded until it loses), by file.
+run nnue8 75 nnue-8 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-8.nnue" nnue-7 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-7.nnue" 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 67: equal core-hours of datagen, old settings (--nodes 5000) against new (--soft-nodes
+# 1250 --nodes 25000), each trained with the same recipe; the nets by file
+# (docs/chess/corpus.md, "Positions per core-hour: a soft node limit").
+run datagen-soft 77 soft-1250 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-soft1250.nnue" hard-5000 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-hard5000.nnue" 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 67 item 6, Ethereal's habits not yet priced (docs/chess/search.md, "Differences from
+# Ethereal"): item 5, a fail high re-searched one ply shallower; item 6, quiescence's SEE
+# threshold max(1, alpha - stand-pat - 110) instead of 0. Each on against off, the rest default.
+run asp-reduce 79 asp-reduce-on option.prune.asp-reduce=true asp-reduce-off option.prune.asp-reduce=false 2+0.02 30000 "elo0=0 elo1=10"
+run qs-see-margin 81 qs-see-margin-on option.prune.qs-see-margin=true qs-see-margin-off option.prune.qs-see-margin=false 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33, session 39: correction history as the issue names it (switch `corr-all`: pawns, each
 # side's other pieces and the last two moves; `corr` above is the pawn table alone, with the hand
 # evaluation), on the defaults (the net), against the same binary without it.

@@ -53,5 +53,10 @@ fn a_hard_node_limit_cuts_the_iteration_under_way() {
     });
     let last = *r.iteration_nodes.last().expect("one iteration at least");
     assert!(last < hard, "{:?}", r.iteration_nodes);
-    assert!(r.nodes >= hard && r.nodes > last, "{} {:?}", r.nodes, r.iteration_nodes);
+    assert!(
+        r.nodes >= hard && r.nodes > last,
+        "{} {:?}",
+        r.nodes,
+        r.iteration_nodes
+    );
 }

@@ -4,7 +4,7 @@
 mod bench;
 mod draws;
 mod fen;
-mod parsers_proptest;
 mod limits;
+mod parsers_proptest;
 mod perft;
 mod uci_robustness;
