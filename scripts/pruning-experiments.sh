@@ -40,7 +40,10 @@ checkpoint() { # name seed "candidate options" "baseline options" tc games "sprt
   mkdir -p "$dest"
   gzip -9 -n -c "$pgn" > "$dest/$1.pgn.gz.tmp"
   # The score table goes to stderr (and an error, if the PGN is not one arbiter can score).
-  score=$("$ARBITER" --score "$pgn" --sprt elo0=0 elo1=10) || { rm -f "$dest/$1.pgn.gz.tmp"; exit 1; }
+  # Scored with the experiment's own SPRT bounds (SPRT(0, 10) for those played without).
+  bounds=${7:-elo0=0 elo1=10}
+  # shellcheck disable=SC2086  # the bounds are two words
+  score=$("$ARBITER" --score "$pgn" --sprt $bounds) || { rm -f "$dest/$1.pgn.gz.tmp"; exit 1; }
   commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
   sum=$(sha256sum "$ACTUARY" | cut -c1-12)
   {
@@ -51,7 +54,7 @@ checkpoint() { # name seed "candidate options" "baseline options" tc games "sprt
     printf ' "command": "sh scripts/pruning-experiments.sh OUT 2 %s  (arbiter ... --tc %s --games %s%s --concurrency 2 --book 2moves_v1.epd --book-order random --seed %s --pgn OUT/%s.pgn --resume)",\n' "$1" "$5" "$6" "$sprtarg" "$2" "$1"
     printf ' "pgn": "docs/pruning/games/%s.pgn.gz",\n' "$1"
     printf ' "resume": "zcat docs/pruning/games/%s.pgn.gz > OUT/%s.pgn && sh scripts/pruning-experiments.sh OUT 2 %s",\n' "$1" "$1" "$1"
-    printf ' "rescore": "zcat docs/pruning/games/%s.pgn.gz > %s.pgn && arbiter --score %s.pgn --sprt elo0=0 elo1=10",\n' "$1" "$1" "$1"
+    printf ' "rescore": "zcat docs/pruning/games/%s.pgn.gz > %s.pgn && arbiter --score %s.pgn --sprt %s",\n' "$1" "$1" "$1" "$bounds"
     printf ' "score": %s\n}\n' "$score"
   } > "$dest/$1.json.tmp"
   mv "$dest/$1.pgn.gz.tmp" "$dest/$1.pgn.gz"
@@ -196,6 +199,9 @@ run nnue8 75 nnue-8 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 # 1250 --nodes 25000), each trained with the same recipe; the nets by file
 # (docs/chess/corpus.md, "Positions per core-hour: a soft node limit").
 run datagen-soft 77 soft-1250 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-soft1250.nnue" hard-5000 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-hard5000.nnue" 2+0.02 30000 "elo0=0 elo1=10"
+# The same at equal positions instead of equal core-hours (label quality alone): the soft
+# arm's net trained on as many training positions as the hard arm's (--limit 1125295).
+run datagen-soft-eqpos 83 soft-1250-eqpos "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-soft1250-eqpos.nnue" hard-5000 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-hard5000.nnue" 2+0.02 30000 "elo0=-10 elo1=0"
 # Issue 67 item 6, Ethereal's habits not yet priced (docs/chess/search.md, "Differences from
 # Ethereal"): item 5, a fail high re-searched one ply shallower; item 6, quiescence's SEE
 # threshold max(1, alpha - stand-pat - 110) instead of 0. Each on against off, the rest default.
