@@ -815,6 +815,16 @@ pub struct Filter {
     pub max_abs_score: i32,
 }
 
+impl Filter {
+    /// Every stored position (for checks that the whole record comes back).
+    pub const ALL: Filter = Filter {
+        skip_plies: 0,
+        no_check: false,
+        no_tactical: false,
+        max_abs_score: i32::MAX,
+    };
+}
+
 impl Default for Filter {
     /// What the evaluation fits take: not the first 8 searched plies, no check, no tactical
     /// move, |score| below 3,000 (no mate).

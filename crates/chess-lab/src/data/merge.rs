@@ -472,12 +472,7 @@ mod tests {
     /// Every position the loader reads from `dir` (no filter): the game ids, and the counts.
     fn loaded(dir: &Path) -> (Vec<u64>, LoadCounts) {
         let l = Loader {
-            filter: Filter {
-                skip_plies: 0,
-                no_check: false,
-                no_tactical: false,
-                max_abs_score: i32::MAX,
-            },
+            filter: Filter::ALL,
             holdout_percent: 0.0,
         };
         let mut ids = std::collections::BTreeSet::new();

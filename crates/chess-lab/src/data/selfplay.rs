@@ -470,12 +470,7 @@ mod tests {
         assert_eq!(read_manifest(&two).unwrap().len(), 2);
         // Every game replays legally, ends as its reason says, and its result fits it.
         let l = Loader {
-            filter: Filter {
-                skip_plies: 0,
-                no_check: false,
-                no_tactical: false,
-                max_abs_score: i32::MAX,
-            },
+            filter: Filter::ALL,
             holdout_percent: 0.0,
         };
         let counts = l.for_each(&one, |_, _| {}).unwrap();
