@@ -8,6 +8,9 @@
 #
 # Stop it for any timing, benchmark or match (they need both cores), then start it again.
 # After `stop`, commit: git add data/chess/selfplay && git commit -m "corpus: chunk N".
+# Search limits of every move: LIMITS (default `--soft-nodes 1250 --nodes 25000` since session
+# 45, 2.2x the positions a core-hour of the chunks 1-32 setting `--nodes 5000`, won its equal
+# core-hours SPRT: docs/chess/corpus.md). A chunk holds one setting; a change closes the part.
 # The binary is target/release/actuary (cargo build --release -p actuary); its bench
 # signature is written into every chunk, so games of different engines never share one.
 set -eu
@@ -31,12 +34,14 @@ start)
   if running; then echo "already running (pid $(cat "$pid_file"))"; exit 0; fi
   [ -x "$bin" ] || { echo "error: $bin is missing: cargo build --release -p actuary" >&2; exit 2; }
   threads=${2:-1}
+  limits=${LIMITS:---soft-nodes 1250 --nodes 25000}
   # Run a copy: a rebuild while it plays must not touch the running binary.
   cp "$bin" "$run/actuary"
-  setsid nohup "$run/actuary" datagen --corpus "$dir" --threads "$threads" \
+  # shellcheck disable=SC2086  # LIMITS is a list of arguments
+  setsid nohup "$run/actuary" datagen --corpus "$dir" --threads "$threads" $limits \
     > "$run/out.log" 2> "$run/err.log" < /dev/null &
   echo $! > "$pid_file"
-  echo "datagen started (pid $!, $threads threads); log $run/err.log"
+  echo "datagen started (pid $!, $threads threads, $limits); log $run/err.log"
   ;;
 status)
   if running; then echo "running (pid $(cat "$pid_file"))"; else echo "not running"; fi

@@ -25,7 +25,9 @@ if [ "$MODE" = checkpoint ]; then shift; set -- "$OUT" 0 "$@"; fi
 C=${2:-2}
 [ $# -ge 2 ] && shift 2 || shift $#
 ROOT=$(pwd)
-ACTUARY=$ROOT/target/release/actuary
+# ACTUARY=PATH plays another binary (a copy of the build a match began with, to finish it
+# with the same engine after the tree moved on).
+ACTUARY=${ACTUARY:-$ROOT/target/release/actuary}
 ARBITER=$ROOT/target/release/arbiter
 BOOK=$ROOT/data/chess/books/2moves_v1.epd
 for f in "$ACTUARY" "$ARBITER" "$BOOK"; do
@@ -207,6 +209,9 @@ run datagen-soft-eqpos 83 soft-1250-eqpos "option.Eval=nnue option.EvalFile=$ROO
 # threshold max(1, alpha - stand-pat - 110) instead of 0. Each on against off, the rest default.
 run asp-reduce 79 asp-reduce-on option.prune.asp-reduce=true asp-reduce-off option.prune.asp-reduce=false 2+0.02 30000 "elo0=0 elo1=10"
 run qs-see-margin 81 qs-see-margin-on option.prune.qs-see-margin=true qs-see-margin-off option.prune.qs-see-margin=false 2+0.02 30000 "elo0=0 elo1=10"
+# Item 4 (session 45): futility pruning only for quiets with history under 12,000/6,000
+# (improving or not), then the remaining quiets skipped.
+run efp-history 85 efp-history-on option.prune.efp-history=true efp-history-off option.prune.efp-history=false 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 33, session 39: correction history as the issue names it (switch `corr-all`: pawns, each
 # side's other pieces and the last two moves; `corr` above is the pawn table alone, with the hand
 # evaluation), on the defaults (the net), against the same binary without it.

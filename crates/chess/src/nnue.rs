@@ -22,11 +22,21 @@
 //! **Output buckets**: a net may have B output layers (`bucket`: equal ranges of the number
 //! of pieces on the board), chosen per position; the first layer is shared.
 //!
+//! **Input layouts** ([`Inputs`], issue 67): a net may see each perspective's board mirrored
+//! left-right whenever that side's king stands on files e–h (so it learns one king wing, and
+//! a position and its mirror image are the same input), and may have K blocks of 768 rows, one
+//! per *king bucket* (a map from that side's king square to a block), so the first layer can
+//! weigh the pieces differently by where the king is. A king move that changes its side's view
+//! (mirror or bucket) cannot be an update: that perspective is refreshed from the board.
+//!
 //! **File** (little-endian): `ACTNNUE1`, `u32` H, `i16` first-layer weights (768 rows of H),
 //! `i16` first-layer biases (H), `i16` output weights (2H: side to move, then the other),
 //! `i32` output bias, then `u64` FNV-1a of every byte before it. With B > 1 buckets:
 //! `ACTNNUE2`, `u32` H, `u32` B, the first layer as above, B rows of 2H output weights, B `i32`
-//! biases, the checksum. A truncated or altered file is refused.
+//! biases, the checksum. With another input layout than the plain one: `ACTNNUE3`, `u32` H,
+//! `u32` B (1 allowed), `u8` mirror (0 or 1), 64 `u8` king buckets (by the perspective's own
+//! king square, a1 = 0; a mirrored layout's map is left-right symmetric), then K·768 rows of
+//! first-layer weights and the rest as version 2. A truncated or altered file is refused.
 
 use crate::board::{Board, Color, File, Move, Piece, Square};
 use crate::datafile::fnv1a64;
@@ -50,12 +60,155 @@ pub(crate) const MAX_HIDDEN: usize = 1024;
 const MAGIC: &[u8; 8] = b"ACTNNUE1";
 /// Version 2: output buckets (`u32` B after H; B output layers and biases).
 const MAGIC2: &[u8; 8] = b"ACTNNUE2";
+/// Version 3: an input layout ([`Inputs`]) after B.
+const MAGIC3: &[u8; 8] = b"ACTNNUE3";
 /// The most output buckets a file may declare.
 pub(crate) const MAX_BUCKETS: usize = 16;
+/// The most king buckets (blocks of 768 first-layer rows) a file may declare.
+pub const MAX_KING_BUCKETS: usize = 16;
+
+/// How each perspective's pieces map to first-layer rows (see the module note): `plain` (768
+/// rows, the layout of every net before issue 67), or mirrored left-right when the
+/// perspective's king is on files e–h, and/or one block of 768 rows per king bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inputs {
+    mirror: bool,
+    /// The block of each perspective-relative king square (a1 = 0, Black's squares flipped
+    /// vertically as its features are), read after the mirror.
+    king_buckets: [u8; 64],
+    blocks: u8,
+}
+
+/// The layouts `train-net --inputs` offers, by name.
+pub const INPUT_LAYOUTS: &[&str] = &["plain", "mirror", "mirror-kb4"];
+
+impl Inputs {
+    /// 768 rows, no mirror: the layout of every net before issue 67.
+    pub const PLAIN: Inputs = Inputs {
+        mirror: false,
+        king_buckets: [0; 64],
+        blocks: 1,
+    };
+
+    /// A layout from its parts; `None` when the map is not a valid one (a bucket at or past
+    /// [`MAX_KING_BUCKETS`], a bucket number unused below the largest, or — mirrored — a map
+    /// that differs between a square and its mirror image).
+    pub fn new(mirror: bool, king_buckets: [u8; 64]) -> Option<Inputs> {
+        let blocks = usize::from(*king_buckets.iter().max().expect("64 squares")) + 1;
+        let used = |b: usize| king_buckets.iter().any(|&k| usize::from(k) == b);
+        let symmetric = (0..64).all(|sq| king_buckets[sq] == king_buckets[sq ^ 7]);
+        (blocks <= MAX_KING_BUCKETS && (0..blocks).all(used) && (!mirror || symmetric)).then_some(
+            Inputs {
+                mirror,
+                king_buckets,
+                blocks: blocks as u8,
+            },
+        )
+    }
+
+    /// A named layout ([`INPUT_LAYOUTS`]): `plain`; `mirror`; `mirror-kb4`, mirrored with four
+    /// king buckets — on the first rank a1–c1 (with f1–h1: castled either way) apart from
+    /// d1/e1 (not castled), the second rank, and the rest of the board.
+    pub fn named(name: &str) -> Option<Inputs> {
+        match name {
+            "plain" => Some(Inputs::PLAIN),
+            "mirror" => Inputs::new(true, [0; 64]),
+            "mirror-kb4" => {
+                let mut kb = [3u8; 64];
+                for (sq, b) in kb.iter_mut().enumerate() {
+                    let (rank, file) = (sq / 8, sq % 8);
+                    *b = match rank {
+                        0 if file <= 2 || file >= 5 => 0,
+                        0 => 1,
+                        1 => 2,
+                        _ => 3,
+                    };
+                }
+                Inputs::new(true, kb)
+            }
+            _ => None,
+        }
+    }
+
+    /// The layout's name if it is one of [`INPUT_LAYOUTS`], else a description of it.
+    pub fn name(&self) -> String {
+        INPUT_LAYOUTS
+            .iter()
+            .find(|n| Inputs::named(n).as_ref() == Some(self))
+            .map_or_else(
+                || {
+                    format!(
+                        "{}{} king buckets",
+                        if self.mirror { "mirrored, " } else { "" },
+                        self.blocks
+                    )
+                },
+                |n| (*n).to_string(),
+            )
+    }
+
+    /// Does each side see its king's wing mirrored to files a–d?
+    pub fn mirrors(&self) -> bool {
+        self.mirror
+    }
+
+    /// First-layer rows: 768 per king bucket.
+    pub fn rows(&self) -> usize {
+        usize::from(self.blocks) * INPUTS
+    }
+
+    /// Is this the plain layout (every view the same)?
+    #[inline]
+    fn is_plain(&self) -> bool {
+        !self.mirror && self.blocks == 1
+    }
+
+    /// The view of a perspective whose own king stands on `king` (perspective-relative).
+    #[inline]
+    pub fn view(&self, king: u8) -> View {
+        let xor = if self.mirror && king & 7 >= 4 { 7 } else { 0 };
+        View {
+            base: u16::from(self.king_buckets[usize::from(king ^ xor)]) * INPUTS as u16,
+            xor,
+        }
+    }
+
+    /// The view of perspective `persp` (White's or Black's) of `board`.
+    #[inline]
+    pub fn view_of(&self, board: &Board, persp: Color) -> View {
+        if self.is_plain() {
+            return View::default();
+        }
+        self.view(relative_king(board, persp))
+    }
+}
+
+/// Where a perspective reads its rows ([`Inputs::view`]): the first row of its king bucket's
+/// block and whether files are mirrored (`xor` 7 flips the file bits of a feature's square).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct View {
+    base: u16,
+    xor: u8,
+}
+
+impl View {
+    /// The row of perspective-relative feature `f` ([`feature`], or [`flip`] of it for Black).
+    #[inline]
+    pub fn row(self, f: u16) -> usize {
+        usize::from(self.base) + usize::from(f ^ u16::from(self.xor))
+    }
+}
+
+/// `persp`'s own king square as its features see it (Black's flipped vertically).
+#[inline]
+fn relative_king(board: &Board, persp: Color) -> u8 {
+    let k = board.king(persp) as u8;
+    if persp == Color::White { k } else { k ^ 56 }
+}
 
 /// The committed network, embedded at build time (its SHA-256, training data and
 /// hyper-parameters: data/chess/nets/README.md).
-pub(crate) const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-7.nnue");
+pub(crate) const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-8.nnue");
 /// The default evaluation's identity for files whose games it plays (`nnue:` and the embedded
 /// net's checksum): a resumed file refuses games of another evaluation.
 pub fn embedded_id() -> String {
@@ -76,8 +229,11 @@ pub(crate) enum NetError {
     Magic,
     #[error("hidden width {0} is out of range 1..={MAX_HIDDEN}")]
     Hidden(usize),
-    /// A version-2 file declares 2..=16 buckets (one bucket is written as version 1).
-    #[error("{0} output buckets: a version-2 net has 2..={MAX_BUCKETS}")]
+    /// A version-2 file declares 2..=16 buckets (one bucket is written as version 1), a
+    /// version-3 file 1..=16.
+    #[error(
+        "{0} output buckets: a version-3 net has 1..={MAX_BUCKETS}, a version-2 net has 2..={MAX_BUCKETS}"
+    )]
     Buckets(usize),
     #[error("{found} bytes where a net of hidden width {hidden} has {want}: truncated or padded")]
     Length {
@@ -89,6 +245,12 @@ pub(crate) enum NetError {
     Checksum { stored: u64, found: u64 },
     #[error("weight out of the clipped range ({0}): an accumulator could overflow")]
     Range(i32),
+    /// A version-3 header whose layout is plain (written as version 1 or 2) or not a layout.
+    #[error(
+        "bad input layout: a mirror flag not 0 or 1, a king bucket map not 0..K with every \
+         bucket used (left-right symmetric when mirrored), or the plain layout"
+    )]
+    Inputs,
 }
 
 /// A quantised network.
@@ -97,7 +259,9 @@ pub struct Network {
     hidden: usize,
     /// Output buckets by the number of pieces on the board ([`bucket`]).
     buckets: usize,
-    /// `INPUTS` rows of `hidden`.
+    /// Which rows each perspective reads.
+    inputs: Inputs,
+    /// `inputs.rows()` rows of `hidden`.
     ft_w: Vec<i16>,
     ft_b: Vec<i16>,
     /// `buckets` rows of `2 · hidden`: the side to move's half first.
@@ -117,8 +281,22 @@ pub fn bucket(pieces: usize, buckets: usize) -> usize {
 }
 
 impl Network {
-    /// A network from its quantised parts (the trainer's export); panics on mismatched sizes.
+    /// A network of the plain input layout from its quantised parts; panics on mismatched
+    /// sizes.
     pub fn from_parts(
+        hidden: usize,
+        ft_w: Vec<i16>,
+        ft_b: Vec<i16>,
+        out_w: Vec<i16>,
+        out_b: Vec<i32>,
+    ) -> Self {
+        Self::from_parts_with(Inputs::PLAIN, hidden, ft_w, ft_b, out_w, out_b)
+    }
+
+    /// A network of input layout `inputs` from its quantised parts (the trainer's export);
+    /// panics on mismatched sizes.
+    pub fn from_parts_with(
+        inputs: Inputs,
         hidden: usize,
         ft_w: Vec<i16>,
         ft_b: Vec<i16>,
@@ -127,7 +305,7 @@ impl Network {
     ) -> Self {
         let buckets = out_b.len();
         assert!((1..=MAX_BUCKETS).contains(&buckets));
-        assert_eq!(ft_w.len(), INPUTS * hidden);
+        assert_eq!(ft_w.len(), inputs.rows() * hidden);
         assert_eq!(ft_b.len(), hidden);
         assert_eq!(out_w.len(), 2 * hidden * buckets);
         // The output kernel multiplies `clamp(acc, 0, QA) · w` in `i16` (see `simd`).
@@ -139,12 +317,18 @@ impl Network {
         Network {
             hidden,
             buckets,
+            inputs,
             ft_w,
             ft_b,
             out_w,
             out_b,
             simd: simd::Runnable::chosen(),
         }
+    }
+
+    /// The input layout.
+    pub fn inputs(&self) -> &Inputs {
+        &self.inputs
     }
 
     /// This net evaluated on another path (for the test that all paths agree); `None` when
@@ -168,20 +352,38 @@ impl Network {
         self.buckets
     }
 
-    /// Bytes of a file: the version 1 layout when there is one bucket (so a v1 net is
-    /// written back byte for byte), version 2 (a `u32` bucket count after H) otherwise.
-    fn file_len(hidden: usize, buckets: usize) -> usize {
-        let head = if buckets == 1 { 12 } else { 16 };
-        head + 2 * (INPUTS * hidden + hidden + 2 * hidden * buckets) + 4 * buckets + 8
+    /// The file version: 1 for a plain net with one bucket (so a v1 net is written back byte
+    /// for byte), 2 for a plain net with buckets, 3 for any other input layout.
+    fn version(buckets: usize, inputs: &Inputs) -> u8 {
+        match (inputs.is_plain(), buckets) {
+            (true, 1) => 1,
+            (true, _) => 2,
+            (false, _) => 3,
+        }
+    }
+
+    /// Bytes of a file (format in the module note).
+    fn file_len(hidden: usize, buckets: usize, inputs: &Inputs) -> usize {
+        let head = match Self::version(buckets, inputs) {
+            1 => 12,
+            2 => 16,
+            _ => 16 + 1 + 64,
+        };
+        head + 2 * (inputs.rows() * hidden + hidden + 2 * hidden * buckets) + 4 * buckets + 8
     }
 
     /// The file bytes (format in the module note).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(Self::file_len(self.hidden, self.buckets));
-        b.extend_from_slice(if self.buckets == 1 { MAGIC } else { MAGIC2 });
+        let version = Self::version(self.buckets, &self.inputs);
+        let mut b = Vec::with_capacity(Self::file_len(self.hidden, self.buckets, &self.inputs));
+        b.extend_from_slice([MAGIC, MAGIC2, MAGIC3][usize::from(version - 1)]);
         b.extend_from_slice(&(self.hidden as u32).to_le_bytes());
-        if self.buckets > 1 {
+        if version > 1 {
             b.extend_from_slice(&(self.buckets as u32).to_le_bytes());
+        }
+        if version == 3 {
+            b.push(u8::from(self.inputs.mirror));
+            b.extend_from_slice(&self.inputs.king_buckets);
         }
         for v in self.ft_w.iter().chain(&self.ft_b).chain(&self.out_w) {
             b.extend_from_slice(&v.to_le_bytes());
@@ -196,12 +398,13 @@ impl Network {
 
     /// Parse and check a network file.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Self, NetError> {
-        let v2 = match bytes.get(..8) {
-            Some(m) if m == MAGIC => false,
-            Some(m) if m == MAGIC2 => true,
+        let version = match bytes.get(..8) {
+            Some(m) if m == MAGIC => 1,
+            Some(m) if m == MAGIC2 => 2,
+            Some(m) if m == MAGIC3 => 3,
             _ => return Err(NetError::Magic),
         };
-        let head = if v2 { 16 } else { 12 };
+        let head = [12, 16, 16 + 1 + 64][version - 1];
         if bytes.len() < head {
             return Err(NetError::Magic);
         }
@@ -209,15 +412,26 @@ impl Network {
         if hidden == 0 || hidden > MAX_HIDDEN {
             return Err(NetError::Hidden(hidden));
         }
-        let buckets = if v2 {
+        let buckets = if version > 1 {
             u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize
         } else {
             1
         };
-        if buckets == 0 || buckets > MAX_BUCKETS || (v2 && buckets == 1) {
+        if buckets == 0 || buckets > MAX_BUCKETS || (version == 2 && buckets == 1) {
             return Err(NetError::Buckets(buckets));
         }
-        let want = Self::file_len(hidden, buckets);
+        let inputs = if version == 3 {
+            let kb: [u8; 64] = bytes[17..81].try_into().expect("64 bytes");
+            match bytes[16] {
+                m @ (0 | 1) => Inputs::new(m == 1, kb)
+                    .filter(|i| !i.is_plain())
+                    .ok_or(NetError::Inputs)?,
+                _ => return Err(NetError::Inputs),
+            }
+        } else {
+            Inputs::PLAIN
+        };
+        let want = Self::file_len(hidden, buckets, &inputs);
         if bytes.len() != want {
             return Err(NetError::Length {
                 hidden,
@@ -236,7 +450,7 @@ impl Network {
             .chunks_exact(2)
             .map(|c| i16::from_le_bytes([c[0], c[1]]));
         let mut take = |n: usize| words.by_ref().take(n).collect::<Vec<i16>>();
-        let ft_w = take(INPUTS * hidden);
+        let ft_w = take(inputs.rows() * hidden);
         let ft_b = take(hidden);
         let out_w = take(2 * hidden * buckets);
         let out_b = body[biases_at..]
@@ -259,6 +473,7 @@ impl Network {
         Ok(Network {
             hidden,
             buckets,
+            inputs,
             ft_w,
             ft_b,
             out_w,
@@ -280,7 +495,12 @@ impl Network {
 
     /// Read a network file named by the `EvalFile` option (a regular file, bounded size).
     pub fn load(path: &std::path::Path) -> Result<Self, String> {
-        let limit = Self::file_len(MAX_HIDDEN, MAX_BUCKETS) as u64;
+        let widest = Inputs {
+            mirror: true,
+            king_buckets: [0; 64],
+            blocks: MAX_KING_BUCKETS as u8,
+        };
+        let limit = Self::file_len(MAX_HIDDEN, MAX_BUCKETS, &widest) as u64;
         let bytes = fileio::read(path, limit).map_err(|e| e.into_io().to_string())?;
         Network::from_bytes(&bytes).map_err(|e| e.to_string())
     }
@@ -311,24 +531,29 @@ impl Network {
         }
     }
 
-    /// The first-layer row of feature `f`.
+    /// The first-layer row number `r`.
     #[inline]
-    fn row(&self, f: u16) -> &[i16] {
-        let f = f as usize;
-        &self.ft_w[f * self.hidden..(f + 1) * self.hidden]
+    fn row(&self, r: usize) -> &[i16] {
+        &self.ft_w[r * self.hidden..(r + 1) * self.hidden]
     }
 
     /// Both perspectives' accumulators of `board` from scratch (`acc` = white then black).
     pub(crate) fn refresh(&self, board: &Board, acc: &mut [i16]) {
         let (white, black) = acc.split_at_mut(self.hidden);
-        white.copy_from_slice(&self.ft_b);
-        black.copy_from_slice(&self.ft_b);
+        self.refresh_half(board, Color::White, white);
+        self.refresh_half(board, Color::Black, black);
+    }
+
+    /// Perspective `persp`'s accumulator of `board` from scratch.
+    fn refresh_half(&self, board: &Board, persp: Color, half: &mut [i16]) {
+        half.copy_from_slice(&self.ft_b);
+        let view = self.inputs.view_of(board, persp);
         for color in [Color::White, Color::Black] {
             for piece in Piece::ALL {
                 for sq in board.colored_pieces(color, piece) {
                     let f = feature(color, piece, sq);
-                    self.apply(white, f as usize, true);
-                    self.apply(black, flip(f) as usize, true);
+                    let f = if persp == Color::White { f } else { flip(f) };
+                    self.apply(half, view.row(f), true);
                 }
             }
         }
@@ -336,34 +561,65 @@ impl Network {
 
     /// `dst = src` after the move's [`Delta`], both perspectives, in one pass over each half
     /// (the search's update: reading the parent's accumulator once and writing the child's
-    /// once, instead of a copy and then a pass per changed feature).
+    /// once, instead of a copy and then a pass per changed feature). The plain layout's rows.
     #[inline]
     pub(crate) fn update_from(&self, src: &[i16], dst: &mut [i16], d: &Delta) {
         let h = self.hidden;
         let (sw, sb) = src.split_at(h);
         let (dw, db) = dst.split_at_mut(h);
+        self.update_half(sw, dw, d, usize::from);
+        self.update_half(sb, db, d, |x| usize::from(flip(x)));
+    }
+
+    /// [`Network::update_from`] under another input layout: each perspective reads the rows
+    /// of its view after the move (`views`, White's then Black's), and a perspective whose
+    /// view the move changed (`d.refresh`) is refreshed from `child`, the board after it.
+    #[inline]
+    fn update_from_views(
+        &self,
+        src: &[i16],
+        dst: &mut [i16],
+        d: &Delta,
+        views: [View; 2],
+        child: &Board,
+    ) {
+        let h = self.hidden;
+        let (sw, sb) = src.split_at(h);
+        let (dw, db) = dst.split_at_mut(h);
+        if d.refresh & 1 != 0 {
+            self.refresh_half(child, Color::White, dw);
+        } else {
+            self.update_half(sw, dw, d, |x| views[0].row(x));
+        }
+        if d.refresh & 2 != 0 {
+            self.refresh_half(child, Color::Black, db);
+        } else {
+            self.update_half(sb, db, d, |x| views[1].row(flip(x)));
+        }
+    }
+
+    /// One perspective's `t = s` after `d`, `row` giving the first-layer row of a feature.
+    #[inline(always)]
+    fn update_half(&self, s: &[i16], t: &mut [i16], d: &Delta, row: impl Fn(u16) -> usize) {
         let subs = &d.sub[..d.n_sub as usize];
         let adds = &d.add[..d.n_add as usize];
         let p = self.simd;
-        for (persp, s, t) in [(false, sw, dw), (true, sb, db)] {
-            let f = |x: u16| if persp { flip(x) } else { x };
-            match (subs, adds) {
-                // A quiet move or a promotion without capture: one out, one in.
-                (&[s1], &[a1]) => simd::sub_add(p, s, t, self.row(f(s1)), self.row(f(a1))),
-                // A capture (en passant too): two out, one in.
-                (&[s1, s2], &[a1]) => {
-                    let (r1, r2) = (self.row(f(s1)), self.row(f(s2)));
-                    simd::sub2_add(p, s, t, r1, r2, self.row(f(a1)))
+        match (subs, adds) {
+            // A quiet move or a promotion without capture: one out, one in.
+            (&[s1], &[a1]) => simd::sub_add(p, s, t, self.row(row(s1)), self.row(row(a1))),
+            // A capture (en passant too): two out, one in.
+            (&[s1, s2], &[a1]) => {
+                let (r1, r2) = (self.row(row(s1)), self.row(row(s2)));
+                simd::sub2_add(p, s, t, r1, r2, self.row(row(a1)))
+            }
+            // Castling, the null move, anything else: copy, then feature by feature.
+            _ => {
+                t.copy_from_slice(s);
+                for &x in subs {
+                    self.apply(t, row(x), false);
                 }
-                // Castling, the null move, anything else: copy, then feature by feature.
-                _ => {
-                    t.copy_from_slice(s);
-                    for &x in subs {
-                        self.apply(t, f(x) as usize, false);
-                    }
-                    for &x in adds {
-                        self.apply(t, f(x) as usize, true);
-                    }
+                for &x in adds {
+                    self.apply(t, row(x), true);
                 }
             }
         }
@@ -416,13 +672,17 @@ pub fn flip(f: u16) -> u16 {
     side + ((f % 384) ^ 56)
 }
 
-/// The first-layer features a move removes and adds (White's perspective).
+/// The first-layer features a move removes and adds (White's perspective), and under an
+/// input layout other than the plain one the perspectives whose view the move changed
+/// (`refresh`: bit 0 White's, bit 1 Black's; the king crossed into another bucket or wing),
+/// which no update can follow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Delta {
     pub sub: [u16; 2],
     pub add: [u16; 2],
     pub n_sub: u8,
     pub n_add: u8,
+    pub refresh: u8,
 }
 
 impl Delta {
@@ -435,23 +695,23 @@ impl Delta {
         self.n_add += 1;
     }
 
-    /// What `mv` (legal in `board`) changes: a quiet move or capture, a promotion, en passant
-    /// and castling in both notations the board uses (king takes own rook, Chess960 too).
+    /// What `mv` (legal in `board`) changes under input layout `inputs`: a quiet move or
+    /// capture, a promotion, en passant and castling in both notations the board uses (king
+    /// takes own rook, Chess960 too).
     #[inline]
-    pub(crate) fn of_move(board: &Board, mv: Move) -> Delta {
+    pub(crate) fn of_move(inputs: &Inputs, board: &Board, mv: Move) -> Delta {
         let stm = board.side_to_move();
         let mut d = Delta::default();
         let Some(piece) = board.piece_on(mv.from) else {
             return d;
         };
+        if piece == Piece::King && !inputs.is_plain() {
+            d.set_refresh(inputs, board, mv);
+        }
         if board.colors(stm).has(mv.to) {
             // Castling: the king "captures" its own rook and both land on fixed files.
+            let (kf, rf) = castle_files(mv);
             let rank = mv.from.rank();
-            let (kf, rf) = if mv.to.file() > mv.from.file() {
-                (File::G, File::F)
-            } else {
-                (File::C, File::D)
-            };
             d.sub(feature(stm, Piece::King, mv.from));
             d.sub(feature(stm, Piece::Rook, mv.to));
             d.add(feature(stm, Piece::King, Square::new(kf, rank)));
@@ -471,6 +731,35 @@ impl Delta {
         }
         d
     }
+
+    /// King move `mv`: does it change its side's view (then that perspective is refreshed)?
+    fn set_refresh(&mut self, inputs: &Inputs, board: &Board, mv: Move) {
+        let stm = board.side_to_move();
+        let to = if board.colors(stm).has(mv.to) {
+            Square::new(castle_files(mv).0, mv.from.rank())
+        } else {
+            mv.to
+        };
+        let rel = if stm == Color::White {
+            to as u8
+        } else {
+            to as u8 ^ 56
+        };
+        if inputs.view(rel) != inputs.view_of(board, stm) {
+            self.refresh |= 1 << (stm as u8);
+        }
+    }
+}
+
+/// Where castling `mv` (king takes own rook) puts the king and the rook: files g and f
+/// towards the h-side rook, c and d towards the a-side.
+#[inline]
+fn castle_files(mv: Move) -> (File, File) {
+    if mv.to.file() > mv.from.file() {
+        (File::G, File::F)
+    } else {
+        (File::C, File::D)
+    }
 }
 
 /// The search's accumulators, one slot per ply, each computed or pending a [`Delta`] from
@@ -479,6 +768,15 @@ pub(crate) struct AccStack {
     hidden: usize,
     acc: Vec<i16>,
     pending: Vec<Option<Delta>>,
+    /// The net's input layout (a copy: the search's moves read it without the net), and
+    /// whether it is the plain one, whose path never looks at views.
+    inputs: Inputs,
+    plain: bool,
+    /// Each computed slot's views, White's and Black's (not read for a plain net).
+    views: Vec<[View; 2]>,
+    /// The board after the move of a pending delta that refreshes a perspective (written only
+    /// then: a king crossing into another view, a few moves in a hundred).
+    boards: Vec<Board>,
 }
 
 impl AccStack {
@@ -487,6 +785,10 @@ impl AccStack {
             hidden: net.hidden,
             acc: vec![0; plies * 2 * net.hidden],
             pending: vec![None; plies],
+            inputs: net.inputs,
+            plain: net.inputs.is_plain(),
+            views: vec![[View::default(); 2]; plies],
+            boards: vec![Board::default(); plies],
         }
     }
 
@@ -495,17 +797,31 @@ impl AccStack {
         self.hidden == net.hidden
     }
 
-    /// Slot 0 from `root` from scratch.
+    /// Slot 0 from `root` from scratch (for `net`, whose layout the stack takes on).
     pub(crate) fn reset(&mut self, net: &Network, root: &Board) {
         let w = 2 * self.hidden;
         net.refresh(root, &mut self.acc[..w]);
         self.pending[0] = None;
+        self.inputs = net.inputs;
+        self.plain = net.inputs.is_plain();
+        self.views[0] = [Color::White, Color::Black].map(|c| net.inputs.view_of(root, c));
     }
 
-    /// Record that slot `ply` is the slot before it after `d`.
+    /// Record that slot `ply` is the slot before it after `mv`, played from `board` to
+    /// `child` (the board is kept only when the move changes a perspective's view).
     #[inline]
-    pub(crate) fn push(&mut self, ply: usize, d: Delta) {
+    pub(crate) fn push_move(&mut self, ply: usize, board: &Board, mv: Move, child: &Board) {
+        let d = Delta::of_move(&self.inputs, board, mv);
+        if d.refresh != 0 {
+            self.boards[ply].clone_from(child);
+        }
         self.pending[ply] = Some(d);
+    }
+
+    /// Record that slot `ply` is the slot before it (a null move).
+    #[inline]
+    pub(crate) fn push_null(&mut self, ply: usize) {
+        self.pending[ply] = Some(Delta::default());
     }
 
     /// The evaluation at `ply` (side to move `stm`): apply what is pending from the nearest
@@ -520,7 +836,19 @@ impl AccStack {
         for p in base + 1..=ply {
             let d = self.pending[p].take().expect("pending up to ply");
             let (before, after) = self.acc.split_at_mut(p * w);
-            net.update_from(&before[(p - 1) * w..], &mut after[..w], &d);
+            let (src, dst) = (&before[(p - 1) * w..], &mut after[..w]);
+            if self.plain {
+                net.update_from(src, dst, &d);
+            } else {
+                let mut views = self.views[p - 1];
+                for (i, c) in [Color::White, Color::Black].into_iter().enumerate() {
+                    if d.refresh & (1 << i) != 0 {
+                        views[i] = self.inputs.view_of(&self.boards[p], c);
+                    }
+                }
+                self.views[p] = views;
+                net.update_from_views(src, dst, &d, views, &self.boards[p]);
+            }
         }
         net.output(
             &self.acc[ply * w..(ply + 1) * w],
@@ -710,12 +1038,13 @@ mod tests {
                     seen_castle += crate::board::is_castle(&board, mv) as u32;
                     seen_ep += crate::board::is_en_passant(&board, mv) as u32;
                     seen_promo += mv.promotion.is_some() as u32;
-                    stack.push(ply, Delta::of_move(&board, mv));
+                    let before = board.clone();
                     board.play_unchecked(mv);
+                    stack.push_move(ply, &before, mv, &board);
                     // Evaluate only every third ply: pending deltas pile up as in a search.
                     if ply % 3 == 0 || ply == 59 {
                         let got = stack.evaluate(net, ply, &board);
-                        let mut fresh = vec![0i16; 96];
+                        let mut fresh = vec![0i16; 2 * net.hidden];
                         plain.refresh(&board, &mut fresh);
                         let name = net.simd().name();
                         assert_eq!(
@@ -732,6 +1061,176 @@ mod tests {
             seen_castle > 0 && seen_ep > 0 && seen_promo > 0,
             "{seen_castle} {seen_ep} {seen_promo}"
         );
+    }
+
+    /// `test_net`'s weights under another input layout: block `k` of the first layer is the
+    /// plain net's rows divided by 8 (so most accumulators stay inside SCReLU's range and a
+    /// changed row shows in the output) plus `k·7` on every weight (so the blocks differ),
+    /// `sym` making each row equal its file mirror's first.
+    fn layout_net(plain: &Network, inputs: Inputs, sym: bool) -> Network {
+        let h = plain.hidden;
+        let mut ft_w = Vec::with_capacity(inputs.rows() * h);
+        for k in 0..inputs.rows() / INPUTS {
+            for f in 0..INPUTS {
+                let src = if sym { f.min(f ^ 7) } else { f };
+                ft_w.extend(
+                    plain.ft_w[src * h..(src + 1) * h]
+                        .iter()
+                        .map(|w| w / 8 + 7 * k as i16),
+                );
+            }
+        }
+        let (b, ow, ob) = (plain.ft_b.clone(), plain.out_w.clone(), plain.out_b.clone());
+        Network::from_parts_with(inputs, h, ft_w, b, ow, ob)
+    }
+
+    #[test]
+    fn named_layouts_map_king_squares_to_views() {
+        let kb4 = Inputs::named("mirror-kb4").unwrap();
+        assert_eq!(
+            (kb4.rows(), kb4.name()),
+            (4 * 768, "mirror-kb4".to_string())
+        );
+        // g1 is b1 mirrored (bucket 0, as c1), e1 is d1 mirrored (bucket 1), a2 bucket 2, d5
+        // bucket 3.
+        let v = |sq: Square| kb4.view(sq as u8);
+        assert_eq!(v(Square::G1), View { base: 0, xor: 7 });
+        assert_eq!(v(Square::B1), View { base: 0, xor: 0 });
+        assert_eq!(v(Square::C1), View { base: 0, xor: 0 });
+        assert_eq!(v(Square::D1), View { base: 768, xor: 0 });
+        assert_eq!(v(Square::E1), View { base: 768, xor: 7 });
+        assert_eq!(
+            v(Square::A2),
+            View {
+                base: 2 * 768,
+                xor: 0
+            }
+        );
+        assert_eq!(
+            v(Square::D5),
+            View {
+                base: 3 * 768,
+                xor: 0
+            }
+        );
+        // The mirrored row of a white knight on b1 is the knight on g1.
+        let n = |sq| feature(Color::White, Piece::Knight, sq);
+        assert_eq!(v(Square::G1).row(n(Square::B1)), n(Square::G1) as usize);
+        // A board's views: Black's king square is flipped vertically (e8 is its e1, g8 its g1).
+        let b = parse_fen_with("6k1/8/8/8/8/8/8/4K3 w - - 0 1", false).unwrap();
+        assert_eq!(kb4.view_of(&b, Color::White), View { base: 768, xor: 7 });
+        assert_eq!(kb4.view_of(&b, Color::Black), View { base: 0, xor: 7 });
+        let b = parse_fen_with("4k3/8/8/8/8/8/1K6/8 w - - 0 1", false).unwrap();
+        assert_eq!(
+            kb4.view_of(&b, Color::White),
+            View {
+                base: 2 * 768,
+                xor: 0
+            }
+        );
+        assert_eq!(kb4.view_of(&b, Color::Black), View { base: 768, xor: 7 });
+        assert_eq!(Inputs::named("mirror").unwrap().rows(), 768);
+        assert_eq!(Inputs::PLAIN.view(Square::H8 as u8), View::default());
+        assert!(Inputs::named("kb4").is_none());
+        // Maps refused: a bucket skipped, too many buckets, a mirrored map that is not
+        // symmetric.
+        let mut kb = [0u8; 64];
+        kb[10] = 2;
+        assert!(Inputs::new(false, kb).is_none());
+        assert!(Inputs::new(false, [16; 64]).is_none());
+        kb[10] = 1;
+        assert!(Inputs::new(false, kb).is_some());
+        assert!(Inputs::new(true, kb).is_none());
+    }
+
+    /// A bucketed, mirrored net whose first layer's blocks are all the plain net's rows made
+    /// file-symmetric evaluates every position as that symmetric plain net does, and the
+    /// blocks are really read (a net with different blocks does not).
+    #[test]
+    fn layouts_with_equal_blocks_evaluate_as_the_plain_net() {
+        let plain = test_net(16);
+        let kb4 = Inputs::named("mirror-kb4").unwrap();
+        let sym_plain = layout_net(&plain, Inputs::PLAIN, true);
+        let mut equal = layout_net(&plain, kb4, true);
+        let h = equal.hidden;
+        for k in 1..4 {
+            let (first, rest) = equal.ft_w.split_at_mut(768 * h);
+            rest[(k - 1) * 768 * h..k * 768 * h].copy_from_slice(first);
+        }
+        let distinct = layout_net(&plain, kb4, true);
+        let mut differs = 0;
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r4rk1/pp3ppp/2n5/3q4/3P4/2P5/P4PPP/R2QR1K1 b - - 0 14",
+            "8/5k2/8/3K4/8/8/5P2/8 w - - 0 60",
+            "2kr3r/ppp2ppp/8/8/8/8/PPP2PPP/R3K2R w KQ - 0 20",
+        ] {
+            let b = parse_fen_with(fen, false).unwrap();
+            assert_eq!(equal.evaluate(&b), sym_plain.evaluate(&b), "{fen}");
+            differs += usize::from(distinct.evaluate(&b) != sym_plain.evaluate(&b));
+        }
+        // Every position but the second has a king outside bucket 0 (g1 and g8 are in it).
+        assert_eq!(differs, 3);
+    }
+
+    /// Under a mirrored layout a position and its left-right mirror image are the same input.
+    #[test]
+    fn mirrored_layouts_see_a_position_and_its_mirror_alike() {
+        let net = layout_net(&test_net(16), Inputs::named("mirror-kb4").unwrap(), false);
+        let plain = test_net(16);
+        for (a, b) in [
+            (
+                "r4rk1/pp3ppp/2n5/3q4/3P4/2P5/P4PPP/R2QR1K1 b - - 0 14",
+                "1kr4r/ppp3pp/5n2/4q3/4P3/5P2/PPP4P/1K1RQ2R b - - 0 14",
+            ),
+            // The kings on opposite wings: each side mirrors by its own king.
+            (
+                "2kr3r/ppp2ppp/8/8/8/8/PPP2PPP/R4RK1 w - - 0 20",
+                "r3rk2/ppp2ppp/8/8/8/8/PPP2PPP/1KR4R w - - 0 20",
+            ),
+        ] {
+            let (a, b) = (parse_fen_with(a, false), parse_fen_with(b, false));
+            let (a, b) = (a.unwrap(), b.unwrap());
+            assert_eq!(net.evaluate(&a), net.evaluate(&b));
+            // The plain net (distinct weights per file) tells them apart.
+            assert_ne!(plain.evaluate(&a), plain.evaluate(&b));
+        }
+    }
+
+    /// Incremental updates under the mirrored, king-bucketed layout equal a refresh along
+    /// random games (kings crossing wings and buckets refresh their perspective mid-chain).
+    #[test]
+    fn layout_updates_equal_a_refresh() {
+        let net = layout_net(&test_net(16), Inputs::named("mirror-kb4").unwrap(), false);
+        let portable = net.clone().with_simd(Simd::Portable).unwrap();
+        random_games_agree(&net, &portable);
+    }
+
+    #[test]
+    fn layout_files_round_trip_and_bad_layouts_are_refused() {
+        let net = layout_net(&test_net(8), Inputs::named("mirror-kb4").unwrap(), false);
+        let bytes = net.to_bytes();
+        assert_eq!(&bytes[..8], b"ACTNNUE3");
+        assert_eq!(Network::from_bytes(&bytes).unwrap(), net);
+        let reseal = |mut b: Vec<u8>| {
+            let n = b.len() - 8;
+            let sum = fnv1a64(&b[..n]);
+            b[n..].copy_from_slice(&sum.to_le_bytes());
+            b
+        };
+        let mut b = bytes.clone();
+        b[16] = 2; // the mirror flag
+        assert_eq!(Network::from_bytes(&reseal(b)), Err(NetError::Inputs));
+        let mut b = bytes.clone();
+        b[17 + 1] = 3; // b1 no longer g1's bucket: not symmetric
+        assert_eq!(Network::from_bytes(&reseal(b)), Err(NetError::Inputs));
+        // A plain layout is written as version 1 or 2, never 3.
+        let plain = layout_net(&test_net(8), Inputs::PLAIN, false);
+        assert_eq!(&plain.to_bytes()[..8], b"ACTNNUE1");
+        assert!(matches!(
+            Network::from_bytes(&bytes[..bytes.len() - 2]),
+            Err(NetError::Length { .. })
+        ));
     }
 
     #[test]

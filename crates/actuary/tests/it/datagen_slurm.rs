@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use chess_lab::data::corpus::{Game, read_chunk, read_manifest};
+use chess_lab::data::corpus::{Game, games_by_id, read_manifest};
 
 use crate::common::{ACTUARY, fails, ok};
 
@@ -75,17 +75,7 @@ fn slurm() -> Result<String, String> {
 /// Every game of a corpus, by id, wall times cleared (the one field that differs between
 /// two runs of the same game).
 fn games(dir: &Path) -> Vec<Game> {
-    let mut out: Vec<Game> = read_manifest(dir)
-        .unwrap()
-        .iter()
-        .flat_map(|e| read_chunk(&dir.join(&e.chunk)).unwrap().games)
-        .map(|mut g| {
-            g.millis = 0;
-            g
-        })
-        .collect();
-    out.sort_by_key(|g| g.id);
-    out
+    games_by_id(dir).unwrap()
 }
 
 /// The logs of the array and the merge, for a failed assertion.

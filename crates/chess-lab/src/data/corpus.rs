@@ -312,6 +312,26 @@ pub struct Chunk {
     pub torn_at: Option<u64>,
 }
 
+/// Every game of the closed chunks a corpus's manifest lists, in id order, wall times
+/// cleared: the games as a function of their ids and settings alone, so two corpora that
+/// played the same games in other runs, orders or machines compare equal.
+pub fn games_by_id(dir: &Path) -> Result<Vec<Game>, CorpusError> {
+    let mut games = Vec::new();
+    for e in read_manifest(dir)? {
+        games.extend(
+            read_chunk(&dir.join(&e.chunk))?
+                .games
+                .into_iter()
+                .map(|mut g| {
+                    g.millis = 0;
+                    g
+                }),
+        );
+    }
+    games.sort_by_key(|g| g.id);
+    Ok(games)
+}
+
 /// Read a chunk (closed or being written). A torn last record is reported in
 /// [`Chunk::torn_at`] and left out; a record that is whole but wrong is an error naming the
 /// file and its offset.

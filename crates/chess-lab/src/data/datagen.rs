@@ -55,7 +55,7 @@ pub struct DatagenArgs {
     pub nodes: u64,
     /// Soft node limit of every move (--corpus): no new iteration starts once N nodes are
     /// searched, and the one under way may go on to --nodes. Every stored move and score is
-    /// then a whole iteration's (docs/chess/datagen.md prices it against the hard limit
+    /// then a whole iteration's (docs/chess/corpus.md prices it against the hard limit
     /// alone).
     #[arg(long, value_name = "N", requires = "corpus", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub soft_nodes: Option<u64>,

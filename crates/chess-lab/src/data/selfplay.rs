@@ -361,7 +361,7 @@ pub fn play(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::corpus::{Filter, Loader, read_chunk, read_manifest};
+    use crate::data::corpus::{Filter, Loader, read_manifest};
     use crate::data::merge::merge_corpora;
 
     /// `--first-id F --games G` plays the series F..F+G and nothing past it, however often
@@ -447,19 +447,7 @@ mod tests {
             generate(&a, &s, &mut w).unwrap();
             w.close_part().unwrap();
         }
-        let games = |dir: &Path| {
-            let mut g: Vec<Game> = read_manifest(dir)
-                .unwrap()
-                .iter()
-                .flat_map(|e| read_chunk(&dir.join(&e.chunk)).unwrap().games)
-                .map(|mut g| {
-                    g.millis = 0;
-                    g
-                })
-                .collect();
-            g.sort_by_key(|g| g.id);
-            g
-        };
+        let games = |dir: &Path| crate::data::corpus::games_by_id(dir).unwrap();
         let (g1, g2) = (games(&one), games(&two));
         assert_eq!(g1.len(), 6);
         assert_eq!(

@@ -17,7 +17,9 @@
 use crate::data::corpus::{Filter, Loader, is_holdout};
 use chess::board::{Board, Color, Piece};
 use chess::board::{GOLDEN_GAMMA, mix64};
-use chess::nnue::{INPUTS, Network, QA, QB, SCALE, WEIGHT_CLIP, feature, flip};
+use chess::nnue::{
+    INPUT_LAYOUTS, INPUTS, Inputs, Network, QA, QB, SCALE, View, WEIGHT_CLIP, feature, flip,
+};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -84,9 +86,17 @@ pub struct TrainNetArgs {
     /// whole corpus.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub from_chunk: Option<u32>,
-    /// Do not add the file-mirrored copy of training positions where no side may castle.
+    /// Do not add the file-mirrored copy of training positions where no side may castle
+    /// (a mirrored --inputs layout never adds it: the copy would be the same input).
     #[arg(long)]
     pub no_mirror: bool,
+    /// The first layer's input layout: `plain` (768 rows, every net before issue 67),
+    /// `mirror` (each side's view mirrored left-right when its king is on files e-h) or
+    /// `mirror-kb4` (mirrored, with 4 king buckets of 768 rows: a1-c1 with f1-h1, d1/e1,
+    /// the second rank, the rest — by the side's own king). Written into the net file (version 3).
+    #[arg(long, value_name = "LAYOUT", default_value = "plain",
+          value_parser = clap::builder::PossibleValuesParser::new(INPUT_LAYOUTS))]
+    pub inputs: String,
     /// Seed of the initial weights and the batch order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -191,6 +201,8 @@ fn sigmoid(x: f32) -> f32 {
 pub struct Trainer {
     pub hidden: usize,
     pub buckets: usize,
+    /// The first layer's input layout (its rows: `inputs.rows()`).
+    pub inputs: Inputs,
     pub params: Vec<f32>,
     m: Vec<f32>,
     v: Vec<f32>,
@@ -207,6 +219,7 @@ pub struct Trainer {
 pub struct Settings {
     pub hidden: usize,
     pub buckets: usize,
+    pub inputs: Inputs,
     pub epochs: u32,
     pub batch: usize,
     pub lr: f32,
@@ -230,12 +243,17 @@ impl Settings {
             format!(" data {}", self.data)
         };
         format!(
-            "hidden {}{} epochs {} batch {} lr {} final {} wd {} lambda {} wdl-scale {} seed {} threads {}{data}",
+            "hidden {}{}{} epochs {} batch {} lr {} final {} wd {} lambda {} wdl-scale {} seed {} threads {}{data}",
             self.hidden,
             if self.buckets > 1 {
                 format!(" buckets {}", self.buckets)
             } else {
                 String::new()
+            },
+            if self.inputs == Inputs::PLAIN {
+                String::new()
+            } else {
+                format!(" inputs {}", self.inputs.name())
             },
             self.epochs,
             self.batch,
@@ -253,14 +271,23 @@ impl Settings {
 struct Layout {
     h: usize,
     b: usize,
+    /// First-layer rows ([`Inputs::rows`]).
+    rows: usize,
 }
 impl Layout {
+    fn of(t: &Trainer) -> Layout {
+        Layout {
+            h: t.hidden,
+            b: t.buckets,
+            rows: t.inputs.rows(),
+        }
+    }
     fn ft_b(&self) -> usize {
-        INPUTS * self.h
+        self.rows * self.h
     }
     /// Output weights of bucket 0 (bucket `k` at `out_w() + 2h·k`).
     fn out_w(&self) -> usize {
-        INPUTS * self.h + self.h
+        self.ft_b() + self.h
     }
     /// Output bias of bucket 0.
     fn out_b(&self) -> usize {
@@ -278,13 +305,16 @@ fn uniform(state: &mut u64) -> f32 {
 }
 
 impl Trainer {
-    /// Fresh weights: uniform ±1/√fan-in (768 for the first layer, 2H for the output).
-    pub fn new(hidden: usize, buckets: usize, seed: u64) -> Self {
+    /// Fresh weights for run `s`: uniform ±1/√fan-in (768 for the first layer, 2H for the
+    /// output).
+    pub fn new(s: &Settings) -> Self {
+        let (hidden, buckets, inputs) = (s.hidden, s.buckets, s.inputs);
         let l = Layout {
             h: hidden,
             b: buckets,
+            rows: inputs.rows(),
         };
-        let mut s = seed;
+        let mut s = s.seed;
         let mut params = vec![0f32; l.len()];
         let a = 1.0 / (INPUTS as f32).sqrt();
         for p in &mut params[..l.ft_b()] {
@@ -297,6 +327,7 @@ impl Trainer {
         Trainer {
             hidden,
             buckets,
+            inputs,
             m: vec![0.0; params.len()],
             v: vec![0.0; params.len()],
             params,
@@ -316,8 +347,9 @@ impl Trainer {
         grad: Option<(&mut [f32], f32)>,
     ) -> f32 {
         let h = self.hidden;
-        let l = Layout { h, b: self.buckets };
+        let l = Layout::of(self);
         let k = chess::nnue::bucket(p.n as usize, self.buckets);
+        let (vw, vb) = self.views(p);
         let (ow, ob) = (l.out_w() + 2 * h * k, l.out_b() + k);
         let w = &self.params;
         let (acc_w, rest) = scratch.split_at_mut(h);
@@ -327,11 +359,12 @@ impl Trainer {
         acc_b.copy_from_slice(&w[l.ft_b()..l.out_w()]);
         let feats = &p.feats[..p.n as usize];
         for &f in feats {
-            let row = &w[f as usize * h..(f as usize + 1) * h];
+            let r = vw.row(f);
+            let row = &w[r * h..(r + 1) * h];
             for (a, x) in acc_w.iter_mut().zip(row) {
                 *a += x;
             }
-            let g = flip(f) as usize;
+            let g = vb.row(flip(f));
             let row = &w[g * h..(g + 1) * h];
             for (a, x) in acc_b.iter_mut().zip(row) {
                 *a += x;
@@ -382,17 +415,38 @@ impl Trainer {
             (&*d_them, &*d_us)
         };
         for &f in feats {
-            let row = &mut g[f as usize * h..(f as usize + 1) * h];
+            let r = vw.row(f);
+            let row = &mut g[r * h..(r + 1) * h];
             for (a, x) in row.iter_mut().zip(d_white) {
                 *a += x;
             }
-            let fb = flip(f) as usize;
+            let fb = vb.row(flip(f));
             let row = &mut g[fb * h..(fb + 1) * h];
             for (a, x) in row.iter_mut().zip(d_black) {
                 *a += x;
             }
         }
         out
+    }
+
+    /// White's and Black's views of `p` ([`Inputs::view`]), from its kings' features.
+    #[inline]
+    fn views(&self, p: &Position) -> (View, View) {
+        if self.inputs == Inputs::PLAIN {
+            return (View::default(), View::default());
+        }
+        let king = |c: Color| {
+            let a1 = feature(c, Piece::King, chess::board::Square::A1);
+            let f = p.feats[..p.n as usize]
+                .iter()
+                .find(|&&f| (a1..a1 + 64).contains(&f))
+                .expect("a position has both kings");
+            (f - a1) as u8
+        };
+        (
+            self.inputs.view(king(Color::White)),
+            self.inputs.view(king(Color::Black) ^ 56),
+        )
     }
 
     /// Mean loss of `data` (no gradient).
@@ -490,10 +544,7 @@ impl Trainer {
 
     /// The quantised network (`chess::nnue` scheme).
     pub fn quantise(&self) -> Network {
-        let l = Layout {
-            h: self.hidden,
-            b: self.buckets,
-        };
+        let l = Layout::of(self);
         let q = |x: f32, k: i32| (x * k as f32).round() as i16;
         let ft_w = self.params[..l.ft_b()].iter().map(|&x| q(x, QA)).collect();
         let ft_b = self.params[l.ft_b()..l.out_w()]
@@ -508,7 +559,7 @@ impl Trainer {
             .iter()
             .map(|&x| (x * (QA * QB) as f32).round() as i32)
             .collect();
-        Network::from_parts(self.hidden, ft_w, ft_b, out_w, out_b)
+        Network::from_parts_with(self.inputs, self.hidden, ft_w, ft_b, out_w, out_b)
     }
 
     /// The float network's evaluation of `p` in centipawns (side to move's view).
@@ -569,6 +620,7 @@ impl Trainer {
         let len = Layout {
             h: s.hidden,
             b: s.buckets,
+            rows: s.inputs.rows(),
         }
         .len();
         let floats: Vec<f32> = body[at..]
@@ -585,6 +637,7 @@ impl Trainer {
         Ok(Trainer {
             hidden: s.hidden,
             buckets: s.buckets,
+            inputs: s.inputs,
             params: floats[..len].to_vec(),
             m: floats[len..2 * len].to_vec(),
             v: floats[2 * len..].to_vec(),
@@ -689,6 +742,7 @@ impl TrainNetArgs {
         Settings {
             hidden: self.hidden as usize,
             buckets: self.buckets as usize,
+            inputs: self.layout(),
             epochs: self.epochs,
             batch: self.batch as usize,
             lr: self.lr as f32,
@@ -729,8 +783,19 @@ impl TrainNetArgs {
             self.holdout,
             self.limit.map_or("none".into(), |l| l.to_string()),
             self.from_chunk.map_or("none".into(), |c| c.to_string()),
-            !self.no_mirror
+            self.mirror_copies()
         )
+    }
+
+    /// The input layout `--inputs` names (its parser allows only names that are layouts).
+    fn layout(&self) -> Inputs {
+        Inputs::named(&self.inputs).expect("--inputs takes only INPUT_LAYOUTS")
+    }
+
+    /// Are file-mirrored copies added? Not with --no-mirror, nor when the layout mirrors
+    /// (the copy would be the same input as its original).
+    fn mirror_copies(&self) -> bool {
+        !self.no_mirror && !self.layout().mirrors()
     }
 
     fn state_path(&self) -> PathBuf {
@@ -798,7 +863,7 @@ impl TrainNetArgs {
             self.holdout,
             self.limit,
             self.from_chunk,
-            !self.no_mirror,
+            self.mirror_copies(),
             against.as_ref(),
         )?;
         let (train, hold) = (&data.train, &data.hold);
@@ -835,7 +900,7 @@ impl TrainNetArgs {
                 message,
             })?
         } else {
-            Trainer::new(s.hidden, s.buckets, s.seed)
+            Trainer::new(&s)
         };
         let bar = crate::data::pool::progress(train.len() as u64, "positions");
         // The net file holds the best epoch by hold-out loss (a small corpus overfits); the
@@ -965,7 +1030,7 @@ mod tests {
         std::fs::write(dir.path().join("a/manifest.jsonl"), "a, and a chunk more").unwrap();
         assert_ne!(base, line(&["--corpus", &a]));
         // A state made with other data is refused on resume.
-        let state = Trainer::new(8, 1, 1)
+        let state = Trainer::new(&settings(1, 1))
             .state_bytes(&args(&["--out", "x.nnue", "--corpus", &b]).settings());
         let e = Trainer::from_state(
             &state,
@@ -1015,6 +1080,7 @@ mod tests {
         Settings {
             hidden: 8,
             buckets: 1,
+            inputs: Inputs::PLAIN,
             epochs,
             batch: 256,
             lr: 0.01,
@@ -1033,7 +1099,7 @@ mod tests {
         let data = material_data(20_000, 1);
         let hold = material_data(2_000, 99);
         let s = settings(2, 8);
-        let mut t = Trainer::new(s.hidden, s.buckets, s.seed);
+        let mut t = Trainer::new(&s);
         let before = t.loss(&hold, &s);
         for _ in 0..s.epochs {
             t.epoch(&data, &s, |_| {});
@@ -1055,7 +1121,7 @@ mod tests {
         let data = material_data(3_000, 3);
         let s = settings(1, 2);
         let run = || {
-            let mut t = Trainer::new(s.hidden, s.buckets, s.seed);
+            let mut t = Trainer::new(&s);
             t.epoch(&data, &s, |_| {});
             t.epoch(&data, &s, |_| {});
             t
@@ -1063,7 +1129,7 @@ mod tests {
         let a = run();
         assert_eq!(a.quantise().to_bytes(), run().quantise().to_bytes());
         // One epoch, saved, loaded, one more.
-        let mut t = Trainer::new(s.hidden, s.buckets, s.seed);
+        let mut t = Trainer::new(&s);
         t.epoch(&data, &s, |_| {});
         let mut r = Trainer::from_state(&t.state_bytes(&s), &s).unwrap();
         r.epoch(&data, &s, |_| {});
@@ -1139,23 +1205,24 @@ mod tests {
     /// The float network and its quantised engine form agree to a few centipawns.
     #[test]
     fn quantised_net_matches_the_float_net() {
-        for buckets in [1, 4] {
-            quantised_matches_float(buckets);
+        for (buckets, inputs) in [(1, "plain"), (4, "plain"), (1, "mirror-kb4"), (2, "mirror")] {
+            quantised_matches_float(buckets, Inputs::named(inputs).unwrap());
         }
     }
 
-    /// The float net and its engine form agree, output buckets included (the trainer and the
-    /// engine choose the same bucket for a position).
-    fn quantised_matches_float(buckets: usize) {
+    /// The float net and its engine form agree, output buckets and input layouts included
+    /// (the trainer and the engine choose the same bucket and the same rows for a position).
+    fn quantised_matches_float(buckets: usize, inputs: Inputs) {
         let data = material_data(3_000, 5);
         let s = Settings {
             buckets,
+            inputs,
             ..settings(1, 2)
         };
-        let mut t = Trainer::new(s.hidden, s.buckets, s.seed);
+        let mut t = Trainer::new(&s);
         t.epoch(&data, &s, |_| {});
         let net = t.quantise();
-        assert_eq!(net.buckets(), buckets);
+        assert_eq!((net.buckets(), net.inputs()), (buckets, &inputs));
         let mut b = parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1").unwrap();
         let mut seed = 11u64;
         for _ in 0..40 {

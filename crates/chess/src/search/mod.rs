@@ -311,13 +311,13 @@ impl<P: Probe> Worker<P> {
         };
     }
 
-    /// Record the network's feature changes of `mv` (played from `board`) for ply `ply`: a
-    /// few stores, no arithmetic; the accumulator is brought up to date only if the node is
-    /// evaluated ([`crate::nnue::AccStack::evaluate`]).
+    /// Record the network's feature changes of `mv` (played from `board` to `child`) for ply
+    /// `ply`: a few stores, no arithmetic; the accumulator is brought up to date only if the
+    /// node is evaluated ([`crate::nnue::AccStack::evaluate`]).
     #[inline]
-    fn push_net_move(&mut self, ply: usize, board: &Board, mv: Move) {
+    fn push_net_move(&mut self, ply: usize, board: &Board, mv: Move, child: &Board) {
         if let Some(a) = &mut self.accs {
-            a.push(ply, crate::nnue::Delta::of_move(board, mv));
+            a.push_move(ply, board, mv, child);
         }
     }
 
@@ -670,7 +670,7 @@ impl<P: Probe> Worker<P> {
             let piece = board.piece_on(mv.from).unwrap_or(Piece::Pawn);
             self.stack[ply].moved = piece_to(stm, piece, mv.to as usize);
             self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
-            self.push_net_move(ply + 1, board, mv);
+            self.push_net_move(ply + 1, board, mv, &child);
             searched += 1;
             let score = -self.qsearch::<PV>(ctx, &child, -beta, -alpha, ply + 1);
             if self.stopped {

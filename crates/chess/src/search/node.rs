@@ -11,8 +11,8 @@ use super::history::{NO_PIECE_TO, PieceTo, piece_to};
 use super::movepick::{MovePicker, is_bad_noisy_score};
 use super::params::*;
 use super::prune::{
-    Efp, EfpInput, Gate, Mechanism, ProbeMode, TABLE_DEPTHS, fh_cell, hung_bucket, opponent_hung,
-    rfp_cell, surprise_cell, surprise_cell_plies,
+    EFP_HISTORY_LIMIT, Efp, EfpInput, Gate, Mechanism, ProbeMode, TABLE_DEPTHS, fh_cell,
+    hung_bucket, opponent_hung, rfp_cell, surprise_cell, surprise_cell_plies,
 };
 use super::see::see_ge;
 use super::tt::{Bound, TtEntry};
@@ -248,7 +248,7 @@ impl<P: Probe> Worker<P> {
             child.play_unchecked(mv);
             ctx.tt.prefetch(child.hash());
             self.stack[ply + 1].mat = self.stack[ply].mat.after(board, mv, piece);
-            self.push_net_move(ply + 1, board, mv);
+            self.push_net_move(ply + 1, board, mv, &child);
             self.stack[ply].moved = pt;
             self.keys.push(key);
             searched += 1;
@@ -487,7 +487,7 @@ impl<P: Probe> Worker<P> {
         self.stack[ply].moved = NO_PIECE_TO;
         self.stack[ply + 1].mat = self.stack[ply].mat;
         if let Some(a) = &mut self.accs {
-            a.push(ply + 1, crate::nnue::Delta::default());
+            a.push_null(ply + 1);
         }
         self.keys.push(n.key);
         let v = -self.negamax::<false>(
@@ -619,10 +619,20 @@ impl<P: Probe> Worker<P> {
             cell,
             tables: &self.cfg.tables,
         };
-        if efp_ok && let Some(slack) = self.rules.efp_slack(efp) {
+        // `efp-history`: a quiet with good history is not futile, and once one is, so are
+        // the rest (they come later in history order).
+        let hist_ok = !self.cfg.efp_history || m.hist < EFP_HISTORY_LIMIT[usize::from(n.improving)];
+        if efp_ok
+            && hist_ok
+            && let Some(slack) = self.rules.efp_slack(efp)
+        {
             if !self.shadowing(Mechanism::Efp) {
                 self.stats.futility += 1;
-                return Fate::Skip;
+                return if self.cfg.efp_history {
+                    Fate::SkipQuiets
+                } else {
+                    Fate::Skip
+                };
             }
             move_probe.get_or_insert(surprise_cell(board, depth, slack));
         }
