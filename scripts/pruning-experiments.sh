@@ -78,8 +78,10 @@ run() { # name seed candidate-name "candidate options" baseline-name "baseline o
 }
 # Experiments whose switch lost its SPRT and left the engine (issue 66): their commands stay
 # below as comments, and naming one says how to replay it from the last commit that has it.
-REMOVED_AT=d2a3642
-for n in corr tm probcut hp hp512 caphist bundle rule50 corr-all; do
+# NAME:COMMIT, the commit being the last that has the switch.
+for removed in corr:d2a3642 tm:d2a3642 probcut:d2a3642 hp:d2a3642 hp512:d2a3642 \
+    caphist:d2a3642 bundle:d2a3642 rule50:d2a3642 corr-all:d2a3642 efp-history:f6dd7dc; do
+  n=${removed%%:*}; REMOVED_AT=${removed#*:}
   case " $WANT " in *" $n "*)
     [ "$MODE" = checkpoint ] && continue
     echo "pruning-experiments: '$n' lost its SPRT and was removed from the engine; replay it from commit $REMOVED_AT:" >&2
@@ -211,7 +213,7 @@ run asp-reduce 79 asp-reduce-on option.prune.asp-reduce=true asp-reduce-off opti
 run qs-see-margin 81 qs-see-margin-on option.prune.qs-see-margin=true qs-see-margin-off option.prune.qs-see-margin=false 2+0.02 30000 "elo0=0 elo1=10"
 # Item 4 (session 45): futility pruning only for quiets with history under 12,000/6,000
 # (improving or not), then the remaining quiets skipped.
-run efp-history 85 efp-history-on option.prune.efp-history=true efp-history-off option.prune.efp-history=false 2+0.02 30000 "elo0=0 elo1=10"
+# (removed: run efp-history 85 efp-history-on option.prune.efp-history=true efp-history-off option.prune.efp-history=false 2+0.02 30000 "elo0=0 elo1=10")
 # Issue 33, session 39: correction history as the issue names it (switch `corr-all`: pawns, each
 # side's other pieces and the last two moves; `corr` above is the pawn table alone, with the hand
 # evaluation), on the defaults (the net), against the same binary without it.

@@ -624,17 +624,27 @@ impl Trainer {
         self.step += 1;
         let c1 = 1.0 - B1.powf(self.step as f32);
         let c2 = 1.0 - B2.powf(self.step as f32);
-        for (((p, m), v), &g) in self
+        // A factorised bucket's own part may offset any shared weight: its bound is the
+        // merged weight's, which `clip_merged` enforces.
+        let l = Layout::of(self);
+        let own = if l.factoriser { l.ft_b() } else { 0 };
+        for (i, (((p, m), v), &g)) in self
             .params
             .iter_mut()
             .zip(&mut self.m)
             .zip(&mut self.v)
             .zip(g)
+            .enumerate()
         {
             *m = B1 * *m + (1.0 - B1) * g;
             *v = B2 * *v + (1.0 - B2) * g * g;
             let update = (*m / c1) / ((*v / c2).sqrt() + EPS) + wd * *p;
-            *p = (*p - lr * update).clamp(-WEIGHT_CLIP, WEIGHT_CLIP);
+            let clip = if i < own {
+                2.0 * WEIGHT_CLIP
+            } else {
+                WEIGHT_CLIP
+            };
+            *p = (*p - lr * update).clamp(-clip, clip);
         }
         self.clip_merged();
     }

@@ -11,8 +11,8 @@ use super::history::{NO_PIECE_TO, PieceTo, piece_to};
 use super::movepick::{MovePicker, is_bad_noisy_score};
 use super::params::*;
 use super::prune::{
-    EFP_HISTORY_LIMIT, Efp, EfpInput, Gate, Mechanism, ProbeMode, TABLE_DEPTHS, fh_cell,
-    hung_bucket, opponent_hung, rfp_cell, surprise_cell, surprise_cell_plies,
+    Efp, EfpInput, Gate, Mechanism, ProbeMode, TABLE_DEPTHS, fh_cell, hung_bucket, opponent_hung,
+    rfp_cell, surprise_cell, surprise_cell_plies,
 };
 use super::see::see_ge;
 use super::tt::{Bound, TtEntry};
@@ -619,20 +619,10 @@ impl<P: Probe> Worker<P> {
             cell,
             tables: &self.cfg.tables,
         };
-        // `efp-history`: a quiet with good history is not futile, and once one is, so are
-        // the rest (they come later in history order).
-        let hist_ok = !self.cfg.efp_history || m.hist < EFP_HISTORY_LIMIT[usize::from(n.improving)];
-        if efp_ok
-            && hist_ok
-            && let Some(slack) = self.rules.efp_slack(efp)
-        {
+        if efp_ok && let Some(slack) = self.rules.efp_slack(efp) {
             if !self.shadowing(Mechanism::Efp) {
                 self.stats.futility += 1;
-                return if self.cfg.efp_history {
-                    Fate::SkipQuiets
-                } else {
-                    Fate::Skip
-                };
+                return Fate::Skip;
             }
             move_probe.get_or_insert(surprise_cell(board, depth, slack));
         }

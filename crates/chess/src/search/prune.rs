@@ -341,11 +341,6 @@ pub fn surprise_axes(cell: usize) -> [usize; 3] {
     [m, r / GAP_BUCKETS, r % GAP_BUCKETS]
 }
 
-/// `efp-history`: the history (butterfly plus both continuation tables, each within
-/// ±16,384) under which futility pruning may touch a quiet, [not improving, improving] —
-/// Ethereal 12's `FutilityPruningHistoryLimit`, same scale as ours.
-pub(crate) const EFP_HISTORY_LIMIT: [i32; 2] = [6_000, 12_000];
-
 /// EFP's two tiers (the seed's Heinz margins): a knight at depth 1, a rook at depth 2.
 pub(crate) const EFP_TIER_MARGIN: [i32; 2] = [SEE_VALUE[1], SEE_VALUE[3]];
 
@@ -384,11 +379,6 @@ pub struct PruneConfig {
     /// `max(1, alpha − stand-pat − 110)` by SEE, where the default asks `≥ 0` of every
     /// capture — Ethereal's threshold (item 6 of the same list). Off until its SPRT.
     pub qs_see_margin: bool,
-    /// Futility pruning asks the move's history too: only a quiet whose history is under
-    /// [`EFP_HISTORY_LIMIT`] (12,000 improving, 6,000 not) is pruned, and then the remaining
-    /// quiets are skipped (they come later in history order) — Ethereal's rule (item 4 of
-    /// the same list). Off until its SPRT.
-    pub efp_history: bool,
     /// The search constants SPSA may tune (defaults: their rows in `params.rs`).
     pub tune: Tunables,
     /// Risk knob: percent applied to every table allowance (100 = the schedule as written).
@@ -421,7 +411,6 @@ impl Default for PruneConfig {
             lmr_deeper: true,
             asp_reduce: false,
             qs_see_margin: false,
-            efp_history: false,
             tune: Tunables::default(),
             risk: 100,
             tables: PruneTables::embedded(),
@@ -663,12 +652,6 @@ pub(crate) const SWITCHES: &[Switch] = &[
         qs_see_margin,
         on_off,
         "quiescence: a capture must win max(1, alpha - stand-pat - 110) by SEE"
-    ),
-    switch!(
-        "efp-history",
-        efp_history,
-        on_off,
-        "futility pruning only under a history limit, then the remaining quiets skipped"
     ),
 ];
 
