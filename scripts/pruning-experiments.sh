@@ -80,7 +80,8 @@ run() { # name seed candidate-name "candidate options" baseline-name "baseline o
 # below as comments, and naming one says how to replay it from the last commit that has it.
 # NAME:COMMIT, the commit being the last that has the switch.
 for removed in corr:d2a3642 tm:d2a3642 probcut:d2a3642 hp:d2a3642 hp512:d2a3642 \
-    caphist:d2a3642 bundle:d2a3642 rule50:d2a3642 corr-all:d2a3642 efp-history:f6dd7dc; do
+    caphist:d2a3642 bundle:d2a3642 rule50:d2a3642 corr-all:d2a3642 efp-history:f6dd7dc \
+    qs-see-margin:8e8f21e asp-reduce:8e8f21e; do
   n=${removed%%:*}; REMOVED_AT=${removed#*:}
   case " $WANT " in *" $n "*)
     [ "$MODE" = checkpoint ] && continue
@@ -207,10 +208,11 @@ run datagen-soft 77 soft-1250 "option.Eval=nnue option.EvalFile=$ROOT/data/chess
 # arm's net trained on as many training positions as the hard arm's (--limit 1125295).
 run datagen-soft-eqpos 83 soft-1250-eqpos "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-soft1250-eqpos.nnue" hard-5000 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-hard5000.nnue" 2+0.02 30000 "elo0=-10 elo1=0"
 # Issue 67 item 6, Ethereal's habits not yet priced (docs/chess/search.md, "Differences from
-# Ethereal"): item 5, a fail high re-searched one ply shallower; item 6, quiescence's SEE
-# threshold max(1, alpha - stand-pat - 110) instead of 0. Each on against off, the rest default.
-run asp-reduce 79 asp-reduce-on option.prune.asp-reduce=true asp-reduce-off option.prune.asp-reduce=false 2+0.02 30000 "elo0=0 elo1=10"
-run qs-see-margin 81 qs-see-margin-on option.prune.qs-see-margin=true qs-see-margin-off option.prune.qs-see-margin=false 2+0.02 30000 "elo0=0 elo1=10"
+# Ethereal"): item 5, a fail high re-searched one ply shallower (H0 after 2,548 games); item 6,
+# quiescence's SEE threshold max(1, alpha - stand-pat - 110) instead of 0 (H0 after 504 games).
+# Each on against off, the rest default.
+# (removed: run asp-reduce 79 asp-reduce-on option.prune.asp-reduce=true asp-reduce-off option.prune.asp-reduce=false 2+0.02 30000 "elo0=0 elo1=10")
+# (removed: run qs-see-margin 81 qs-see-margin-on option.prune.qs-see-margin=true qs-see-margin-off option.prune.qs-see-margin=false 2+0.02 30000 "elo0=0 elo1=10")
 # Item 4 (session 45): futility pruning only for quiets with history under 12,000/6,000
 # (improving or not), then the remaining quiets skipped.
 # (removed: run efp-history 85 efp-history-on option.prune.efp-history=true efp-history-off option.prune.efp-history=false 2+0.02 30000 "elo0=0 elo1=10")

@@ -622,14 +622,6 @@ impl<P: Probe> Worker<P> {
             _ => best + QS_FUTILITY_MARGIN,
         };
         let original_alpha = alpha;
-        // What SEE must show for a capture to be searched: 0 (no losing capture), or with
-        // `qs-see-margin` enough to bring the stand-pat within 110 of alpha, and at least a
-        // pawn's fraction (no even trade).
-        let see_floor = if self.cfg.qs_see_margin && !in_check && best > -MATE_BOUND {
-            (alpha - best - QS_SEE_MARGIN).max(1)
-        } else {
-            0
-        };
         let tt_move = tte.map_or(NULL_MOVE, |e| e.mv);
         let mut picker = MovePicker::new(tt_move, [NULL_MOVE; 2], NULL_MOVE, !in_check);
         let cont = self.cont_indices(ply);
@@ -653,7 +645,7 @@ impl<P: Probe> Worker<P> {
                         move_probe = Some(surprise_cell(board, 0, alpha - futility_base - victim));
                     }
                 }
-                if self.cfg.see && !see_ge(board, mv, see_floor) {
+                if self.cfg.see && !see_ge(board, mv, 0) {
                     if !self.shadowing(Mechanism::See) {
                         self.stats.qs_see += 1;
                         continue;

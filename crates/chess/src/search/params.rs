@@ -100,9 +100,6 @@ pub(crate) const SEE_PRUNE_MAX_DEPTH: i32 = 8;
 // --- Quiescence ------------------------------------------------------------------------
 /// Delta (futility) margin in quiescence: stand pat + victim + this cannot reach alpha.
 pub const QS_FUTILITY_MARGIN: i32 = 150;
-/// The `qs-see-margin` switch's slack: a capture's SEE must bring the stand-pat within this of
-/// alpha (Ethereal's value; untuned here).
-pub const QS_SEE_MARGIN: i32 = 110;
 
 // --- Late move reductions --------------------------------------------------------------
 pub(crate) const LMR_MIN_DEPTH: i32 = 3;

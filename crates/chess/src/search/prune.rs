@@ -371,14 +371,6 @@ pub struct PruneConfig {
     /// After a reduced search beat alpha, re-search one ply deeper when it beat the best
     /// score by far, one shallower when barely.
     pub lmr_deeper: bool,
-    /// Aspiration: after a fail high, re-search one ply shallower (at most 3 below the
-    /// iteration's depth), back to the full depth after a fail low — Ethereal's habit
-    /// (docs/chess/search.md, "Differences from Ethereal", item 5). Off until its SPRT.
-    pub asp_reduce: bool,
-    /// Quiescence SEE pruning with a margin: a capture must win at least
-    /// `max(1, alpha − stand-pat − 110)` by SEE, where the default asks `≥ 0` of every
-    /// capture — Ethereal's threshold (item 6 of the same list). Off until its SPRT.
-    pub qs_see_margin: bool,
     /// The search constants SPSA may tune (defaults: their rows in `params.rs`).
     pub tune: Tunables,
     /// Risk knob: percent applied to every table allowance (100 = the schedule as written).
@@ -409,8 +401,6 @@ impl Default for PruneConfig {
             // docs/pruning/games/lmrplus.json).
             lmr_ttcap: true,
             lmr_deeper: true,
-            asp_reduce: false,
-            qs_see_margin: false,
             tune: Tunables::default(),
             risk: 100,
             tables: PruneTables::embedded(),
@@ -640,18 +630,6 @@ pub(crate) const SWITCHES: &[Switch] = &[
         lmr_deeper,
         on_off,
         "late move reductions: the re-search after a fail high goes deeper or shallower by its margin"
-    ),
-    switch!(
-        "asp-reduce",
-        asp_reduce,
-        on_off,
-        "aspiration: re-search a fail high one ply shallower (at most 3)"
-    ),
-    switch!(
-        "qs-see-margin",
-        qs_see_margin,
-        on_off,
-        "quiescence: a capture must win max(1, alpha - stand-pat - 110) by SEE"
     ),
 ];
 

@@ -227,22 +227,16 @@ fn iterate<P: Probe>(
             } else {
                 (-INFINITE, INFINITE)
             };
-            // `asp-reduce`: the depth of the next re-search of this window.
-            let mut search_depth = depth;
             let score = loop {
-                let s = w.negamax::<true>(ctx, board, alpha, beta, search_depth, 0, false);
+                let s = w.negamax::<true>(ctx, board, alpha, beta, depth, 0, false);
                 if w.stopped {
                     break s;
                 }
                 if s <= alpha {
                     beta = (alpha + beta) / 2;
                     alpha = (s - delta).max(-INFINITE);
-                    search_depth = depth;
                 } else if s >= beta {
                     beta = (s + delta).min(INFINITE);
-                    if w.cfg.asp_reduce {
-                        search_depth = (search_depth - 1).max(depth - 3).max(1);
-                    }
                 } else {
                     break s;
                 }
