@@ -178,7 +178,8 @@ run lmrplus 59 lmrplus "option.prune.lmr-ttcap=true option.prune.lmr-deeper=true
 # net-residual`, data/chess/net-lazy-margins.txt), against the same binary without them.
 run netlazy 64 netlazy-on option.LazyEval=true netlazy-off option.LazyEval=false 2+0.02 30000 "elo0=0 elo1=10"
 # Razoring measured against the net (docs/chess/net-margins.md): its surprise rate is 1.7x the
-# hand evaluation's and does not fall with slack; off against on.
+# hand evaluation's and does not fall with slack; off against on (H0 after 666 games, session 47:
+# razoring stays).
 run razornet 65 razor-off option.prune.razor=false razor-on option.prune.razor=true 2+0.02 30000 "elo0=0 elo1=10"
 # The fourth generation (chunks 1-15; its recipe in data/chess/nets/README.md) against the
 # third (the embedded default until it wins), both named by file.
@@ -207,7 +208,7 @@ run datagen-soft 77 soft-1250 "option.Eval=nnue option.EvalFile=$ROOT/data/chess
 # The same at equal positions instead of equal core-hours (label quality alone): the soft
 # arm's net trained on as many training positions as the hard arm's (--limit 1125295).
 run datagen-soft-eqpos 83 soft-1250-eqpos "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-soft1250-eqpos.nnue" hard-5000 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/arm-hard5000.nnue" 2+0.02 30000 "elo0=-10 elo1=0"
-# Issue 67 item 6, Ethereal's habits not yet priced (docs/chess/search.md, "Differences from
+# Issue 67 item 6, Ethereal's habits, priced and removed (docs/chess/search.md, "Differences from
 # Ethereal"): item 5, a fail high re-searched one ply shallower (H0 after 2,548 games); item 6,
 # quiescence's SEE threshold max(1, alpha - stand-pat - 110) instead of 0 (H0 after 504 games).
 # Each on against off, the rest default.

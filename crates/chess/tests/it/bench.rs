@@ -156,8 +156,8 @@ fn net_lazy_exit_signature() {
     assert_eq!(r.nodes, 7_129_062);
 }
 
-/// Switches that lost their SPRT left the engine (docs/chess/search.md, "Differences from
-/// Ethereal", items 4–6): a script or GUI that still sets one is told so, instead of silently
+/// Switches that lost their SPRT left the engine (docs/chess/search.md: Ethereal's habits of
+/// issue 67, items 4–6, and issue 66's `corr` and `probcut`): a script or GUI that still sets one is told so, instead of silently
 /// searching the default tree it did not ask for.
 #[test]
 fn switches_that_lost_their_sprt_are_refused() {
