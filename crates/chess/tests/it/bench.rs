@@ -157,8 +157,8 @@ fn net_lazy_exit_signature() {
 }
 
 /// Switches that lost their SPRT left the engine (docs/chess/search.md: Ethereal's habits of
-/// issue 67, items 4–6, and issue 66's `corr` and `probcut`): a script or GUI that still sets one is told so, instead of silently
-/// searching the default tree it did not ask for.
+/// issue 67, items 4–6, and issue 66's `corr` and `probcut`): a script or GUI that still sets
+/// one is told so, instead of silently searching the default tree it did not ask for.
 #[test]
 fn switches_that_lost_their_sprt_are_refused() {
     for switch in [
