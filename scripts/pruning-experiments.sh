@@ -201,6 +201,9 @@ run nnue7 71 nnue-7 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actu
 # Issue 67: the eighth generation (the seventh's recipe on chunks 1-31: chunks 22-31 of
 # self-play added) against the seventh (embedded until it loses), by file.
 run nnue8 75 nnue-8 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-8.nnue" nnue-7 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-7.nnue" 2+0.02 30000 "elo0=0 elo1=10"
+# Issue 67: the ninth generation, the first of H = 256 (the eighth's recipe twice as wide, on
+# chunks 1-41), against the eighth (embedded until it loses), by file.
+run nnue9 87 nnue-9 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-9.nnue" nnue-8 "option.Eval=nnue option.EvalFile=$ROOT/data/chess/nets/actuary-8.nnue" 2+0.02 30000 "elo0=0 elo1=10"
 # Issue 67: equal core-hours of datagen, old settings (--nodes 5000) against new (--soft-nodes
 # 1250 --nodes 25000), each trained with the same recipe; the nets by file
 # (docs/chess/corpus.md, "Positions per core-hour: a soft node limit").

@@ -43,7 +43,7 @@ use crate::datafile::fnv1a64;
 use std::sync::{Arc, OnceLock};
 
 mod simd;
-pub use simd::Simd;
+pub use simd::{Simd, TrainKernels};
 
 /// Inputs per perspective: 2 sides × 6 piece types × 64 squares.
 pub const INPUTS: usize = 768;
@@ -208,7 +208,7 @@ fn relative_king(board: &Board, persp: Color) -> u8 {
 
 /// The committed network, embedded at build time (its SHA-256, training data and
 /// hyper-parameters: data/chess/nets/README.md).
-pub(crate) const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-8.nnue");
+pub(crate) const EMBEDDED_NET: &[u8] = include_bytes!("../../../data/chess/nets/actuary-9.nnue");
 /// The default evaluation's identity for files whose games it plays (`nnue:` and the embedded
 /// net's checksum): a resumed file refuses games of another evaluation.
 pub fn embedded_id() -> String {

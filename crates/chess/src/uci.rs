@@ -288,7 +288,7 @@ pub struct Engine {
     net_tables: Arc<crate::eval::netlazy::NetLazyMargins>,
     /// UCI `Eval`: the learned evaluation (`nnue`, the default since `actuary-2.nnue` won its
     /// SPRT against the hand evaluation; each later net is embedded once it won its SPRT
-    /// against the one before, `actuary-8.nnue` since session 45) or the hand one (`hce`).
+    /// against the one before, `actuary-9.nnue` since session 48) or the hand one (`hce`).
     use_net: bool,
     /// UCI `EvalFile`: the network `Eval nnue` uses.
     net: Arc<crate::nnue::Network>,

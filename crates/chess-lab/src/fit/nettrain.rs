@@ -18,7 +18,8 @@ use crate::data::corpus::{Filter, Loader, is_holdout};
 use chess::board::{Board, Color, Piece};
 use chess::board::{GOLDEN_GAMMA, mix64};
 use chess::nnue::{
-    INPUT_LAYOUTS, INPUTS, Inputs, Network, QA, QB, SCALE, View, WEIGHT_CLIP, feature, flip,
+    INPUT_LAYOUTS, INPUTS, Inputs, Network, QA, QB, SCALE, TrainKernels, View, WEIGHT_CLIP,
+    feature, flip,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -116,6 +117,11 @@ pub struct TrainNetArgs {
     /// game id, so a game held out once stays held out as the corpus grows).
     #[arg(long, value_name = "FILE")]
     pub against: Option<PathBuf>,
+    /// The instruction set of the training's row additions: `portable`, `avx2` or `avx512`
+    /// [default: the widest this CPU runs]. Every path gives the same bits, so this is for
+    /// comparing their speed (a run may resume on another).
+    #[arg(long, value_name = "PATH", value_parser = chess::nnue::Simd::parse)]
+    pub simd: Option<chess::nnue::Simd>,
 }
 
 // The flag parsers are the tuner's (one rule for both commands).
@@ -219,6 +225,9 @@ pub struct Trainer {
     pub epoch: u32,
     /// The best hold-out loss so far (the epoch the net file holds).
     pub best: f64,
+    /// The SIMD path of the lane-wise loops (the widest this CPU runs unless set): every path
+    /// gives the same bits, so it is not part of a run's settings.
+    pub kernels: TrainKernels,
 }
 
 /// The settings that define the numbers a run produces.
@@ -371,6 +380,7 @@ impl Trainer {
             step: 0,
             epoch: 0,
             best: f64::INFINITY,
+            kernels: TrainKernels::best(),
         }
     }
 
@@ -419,15 +429,9 @@ impl Trainer {
         let feats = &p.feats[..p.n as usize];
         for &f in feats {
             let r = vw.row(f);
-            let row = &ft[r * h..(r + 1) * h];
-            for (a, x) in acc_w.iter_mut().zip(row) {
-                *a += x;
-            }
+            self.kernels.add(acc_w, &ft[r * h..(r + 1) * h]);
             let g = vb.row(flip(f));
-            let row = &ft[g * h..(g + 1) * h];
-            for (a, x) in acc_b.iter_mut().zip(row) {
-                *a += x;
-            }
+            self.kernels.add(acc_b, &ft[g * h..(g + 1) * h]);
         }
         let (us, them) = if p.white_to_move {
             (&*acc_w, &*acc_b)
@@ -451,23 +455,16 @@ impl Trainer {
         let t = p.target(s.lambda, s.wdl_scale);
         let d_out = weight * 2.0 * (pred - t) * pred * (1.0 - pred) * k;
         g[ob] += d_out;
-        // d(acc) for each perspective, stored back into the scratch accumulators.
-        let d = |x: f32, wo: f32| {
-            if x > 0.0 && x < 1.0 {
-                d_out * wo * 2.0 * x
-            } else {
-                0.0
-            }
-        };
-        for i in 0..h {
-            d_us[i] = d(us[i], out_w[i]);
-            d_them[i] = d(them[i], out_w[h + i]);
-        }
-        for i in 0..h {
-            g[ow + i] += d_out * screlu(us[i]);
-            g[ow + h + i] += d_out * screlu(them[i]);
-            g[l.ft_b() + i] += d_us[i] + d_them[i];
-        }
+        // d(acc) for each perspective into the scratch, the output row's gradient into `g`.
+        let (g_first, g_out) = g.split_at_mut(l.out_w());
+        let g_ow = &mut g_out[ow - l.out_w()..ow - l.out_w() + 2 * h];
+        let (g_us, g_them) = g_ow.split_at_mut(h);
+        self.kernels
+            .screlu_backward(d_out, us, &out_w[..h], d_us, g_us);
+        self.kernels
+            .screlu_backward(d_out, them, &out_w[h..], d_them, g_them);
+        self.kernels
+            .add2(&mut g_first[l.ft_b()..l.ft_b() + h], d_us, d_them);
         let (d_white, d_black) = if p.white_to_move {
             (&*d_us, &*d_them)
         } else {
@@ -475,15 +472,9 @@ impl Trainer {
         };
         for &f in feats {
             let r = vw.row(f);
-            let row = &mut g[r * h..(r + 1) * h];
-            for (a, x) in row.iter_mut().zip(d_white) {
-                *a += x;
-            }
+            self.kernels.add(&mut g[r * h..(r + 1) * h], d_white);
             let fb = vb.row(flip(f));
-            let row = &mut g[fb * h..(fb + 1) * h];
-            for (a, x) in row.iter_mut().zip(d_black) {
-                *a += x;
-            }
+            self.kernels.add(&mut g[fb * h..(fb + 1) * h], d_black);
         }
         out
     }
@@ -572,9 +563,7 @@ impl Trainer {
             let used = batch.len().div_ceil(per);
             let (first, rest) = grads.split_at_mut(1);
             for g in &rest[..used - 1] {
-                for (a, x) in first[0].iter_mut().zip(g) {
-                    *a += x;
-                }
+                self.kernels.add(&mut first[0], g);
             }
             self.fold_shared_gradient(&mut first[0]);
             let lr = Self::lr_at(s, self.step, total_steps);
@@ -749,6 +738,7 @@ impl Trainer {
             step,
             epoch,
             best,
+            kernels: TrainKernels::best(),
         })
     }
 }
@@ -957,6 +947,16 @@ impl TrainNetArgs {
         let t0 = std::time::Instant::now();
         let state_path = self.state_path();
         self.check_files(&state_path)?;
+        let kernels = match self.simd {
+            None => TrainKernels::best(),
+            Some(simd) => TrainKernels::new(simd).ok_or_else(|| {
+                TrainError::Data(format!(
+                    "--simd {}: this CPU cannot run it (it runs {})",
+                    simd.name(),
+                    chess::nnue::Simd::best().name()
+                ))
+            })?,
+        };
         let against = match &self.against {
             Some(path) => Some(Network::load(path).map_err(|message| TrainError::State {
                 path: path.clone(),
@@ -1008,6 +1008,7 @@ impl TrainNetArgs {
         } else {
             Trainer::new(&s)
         };
+        tr.kernels = kernels;
         let bar = crate::data::pool::progress(train.len() as u64, "positions");
         // The net file holds the best epoch by hold-out loss (a small corpus overfits); the
         // state holds the last, to continue from.
@@ -1221,6 +1222,36 @@ mod tests {
         let b = parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNB1KBNR w KQkq - 0 1").unwrap();
         let v = net.evaluate(&b);
         assert!(v < -400, "a queen down: {v}");
+    }
+
+    /// The SIMD path of the row additions changes the speed, never the numbers: an epoch on
+    /// every path this CPU runs ends in the same weights, bit for bit, as the portable one.
+    #[test]
+    fn every_simd_path_trains_the_same_bits() {
+        let data = material_data(2_000, 5);
+        let s = settings(1, 1);
+        let run = |simd: chess::nnue::Simd| {
+            let mut t = Trainer::new(&s);
+            t.kernels = TrainKernels::new(simd).expect("a path this CPU runs");
+            t.epoch(&data, &s, |_| {});
+            t
+        };
+        let portable = run(chess::nnue::Simd::Portable);
+        assert_ne!(
+            portable.params,
+            Trainer::new(&s).params,
+            "nothing was trained"
+        );
+        for simd in chess::nnue::Simd::ALL {
+            if TrainKernels::new(simd).is_some() {
+                let t = run(simd);
+                let same = t.params.iter().zip(&portable.params);
+                assert!(
+                    same.clone().all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{simd:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -125,6 +125,71 @@ impl Runnable {
     }
 }
 
+/// The trainer's lane-wise loops over `f32` rows (`actuary train-net`: a first-layer row into
+/// an accumulator, a gradient into a first-layer row, the hidden layer's backward step), on a
+/// path chosen once. Without a run-time choice the baseline x86-64 build runs them 4 lanes at a
+/// time with SSE2, and SCReLU's slope as a branch per lane; the `x86-64-v3` build trained
+/// 1.6–2.0× faster (docs/chess/speed.md).
+///
+/// Every path gives the same bits: each lane is the same `f32` operations in the same order on
+/// every path (no reduction is among them), so a run is reproducible across CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrainKernels(Runnable);
+
+/// Calls `$f` of the path `$k` holds with the arguments that follow.
+macro_rules! on_path {
+    ($k:expr, $f:ident($($a:expr),*)) => {
+        match $k.0.0 {
+            Simd::Portable => portable::$f($($a),*),
+            // SAFETY: a `Runnable` holds only paths this CPU runs.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => unsafe { avx2::$f($($a),*) },
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => unsafe { avx512::$f($($a),*) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => portable::$f($($a),*),
+        }
+    };
+}
+
+impl TrainKernels {
+    /// The widest path this CPU runs.
+    pub fn best() -> TrainKernels {
+        TrainKernels(Runnable::new(Simd::best()).unwrap_or(Runnable(Simd::Portable)))
+    }
+
+    /// `simd` if this CPU runs it.
+    pub fn new(simd: Simd) -> Option<TrainKernels> {
+        Runnable::new(simd).map(TrainKernels)
+    }
+
+    /// The path this handle runs.
+    pub fn simd(self) -> Simd {
+        self.0.simd()
+    }
+
+    /// `dst[i] += src[i]` for every lane of the shorter of the two.
+    #[inline]
+    pub fn add(self, dst: &mut [f32], src: &[f32]) {
+        on_path!(self, add_f32(dst, src))
+    }
+
+    /// `dst[i] += a[i] + b[i]` (the first-layer bias's gradient from both perspectives).
+    #[inline]
+    pub fn add2(self, dst: &mut [f32], a: &[f32], b: &[f32]) {
+        on_path!(self, add2_f32(dst, a, b))
+    }
+
+    /// One perspective's backward step through SCReLU, `y = clamp(x, 0, 1)²`, for an output
+    /// gradient `d_out` and output weights `w`: `d[i] = d_out · w[i] · 2 · x[i]` where
+    /// 0 < x[i] < 1 and 0 elsewhere (the accumulator's gradient), and `gw[i] += d_out · y[i]`
+    /// (the output weights' gradient).
+    #[inline]
+    pub fn screlu_backward(self, d_out: f32, x: &[f32], w: &[f32], d: &mut [f32], gw: &mut [f32]) {
+        on_path!(self, screlu_backward_f32(d_out, x, w, d, gw))
+    }
+}
+
 /// `Σ clamp(a, 0, QA)² · w` over a half of the hidden layer.
 #[inline]
 pub(crate) fn screlu_dot(path: Runnable, a: &[i16], w: &[i16]) -> i64 {
@@ -207,6 +272,42 @@ mod portable {
         }
     }
 
+    // The trainer's loops are lane-wise, so the compiler vectorises them for whatever features
+    // its caller has: the vector copies are these loops compiled with AVX2 or AVX-512 enabled.
+
+    #[inline(always)]
+    pub(super) fn add_f32(dst: &mut [f32], src: &[f32]) {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d += x;
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn add2_f32(dst: &mut [f32], a: &[f32], b: &[f32]) {
+        for ((d, &a), &b) in dst.iter_mut().zip(a).zip(b) {
+            *d += a + b;
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn screlu_backward_f32(
+        d_out: f32,
+        x: &[f32],
+        w: &[f32],
+        d: &mut [f32],
+        gw: &mut [f32],
+    ) {
+        for (((d, gw), &x), &w) in d.iter_mut().zip(gw.iter_mut()).zip(x).zip(w) {
+            *d = if x > 0.0 && x < 1.0 {
+                d_out * w * 2.0 * x
+            } else {
+                0.0
+            };
+            let c = x.clamp(0.0, 1.0);
+            *gw += d_out * (c * c);
+        }
+    }
+
     #[inline(always)]
     pub(super) fn sub2_add(s: &[i16], t: &mut [i16], r1: &[i16], r2: &[i16], a: &[i16]) {
         for ((((t, &s), &r1), &r2), &a) in t.iter_mut().zip(s).zip(r1).zip(r2).zip(a) {
@@ -245,6 +346,29 @@ mod avx2 {
     unsafe fn store(p: *mut i16, v: __m256i) {
         // SAFETY: the caller's promise; unaligned stores are allowed.
         unsafe { _mm256_storeu_si256(p.cast(), v) }
+    }
+
+    // The trainer's loops: the portable ones compiled with AVX2 (8 lanes of `f32`).
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn add_f32(dst: &mut [f32], src: &[f32]) {
+        portable::add_f32(dst, src);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn add2_f32(dst: &mut [f32], a: &[f32], b: &[f32]) {
+        portable::add2_f32(dst, a, b);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn screlu_backward_f32(
+        d_out: f32,
+        x: &[f32],
+        w: &[f32],
+        d: &mut [f32],
+        gw: &mut [f32],
+    ) {
+        portable::screlu_backward_f32(d_out, x, w, d, gw);
     }
 
     #[target_feature(enable = "avx2")]
@@ -348,6 +472,29 @@ mod avx512 {
     unsafe fn store(p: *mut i16, v: __m512i) {
         // SAFETY: the caller's promise; unaligned stores are allowed.
         unsafe { _mm512_storeu_epi16(p, v) }
+    }
+
+    // The trainer's loops: the portable ones compiled with AVX-512 F (16 lanes of `f32`).
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) fn add_f32(dst: &mut [f32], src: &[f32]) {
+        portable::add_f32(dst, src);
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) fn add2_f32(dst: &mut [f32], a: &[f32], b: &[f32]) {
+        portable::add2_f32(dst, a, b);
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) fn screlu_backward_f32(
+        d_out: f32,
+        x: &[f32],
+        w: &[f32],
+        d: &mut [f32],
+        gw: &mut [f32],
+    ) {
+        portable::screlu_backward_f32(d_out, x, w, d, gw);
     }
 
     #[target_feature(enable = "avx512f,avx512bw")]
@@ -464,6 +611,80 @@ mod tests {
                 for i in 0..h {
                     assert_eq!(t[i], s[i] - r1[i] + ad[i], "{name} h {h} lane {i}");
                 }
+            }
+        }
+    }
+
+    /// Every path's trainer loops against plain scalar arithmetic, bit for bit, at widths that
+    /// are and are not multiples of 8 and 16, with sums that round and activations on both
+    /// sides of SCReLU's bounds (and exactly on them).
+    #[test]
+    fn every_train_kernel_path_gives_the_same_bits() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let paths: Vec<TrainKernels> = Simd::ALL
+            .into_iter()
+            .filter_map(TrainKernels::new)
+            .collect();
+        assert_eq!(paths[0].simd(), Simd::Portable);
+        assert_eq!(TrainKernels::best().simd(), Simd::best());
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+        for h in [1usize, 7, 8, 15, 16, 33, 128, 256, 1000] {
+            let d: Vec<f32> = (0..h).map(|_| next() * 1e3).collect();
+            let a: Vec<f32> = (0..h).map(|_| next() * 1e-3).collect();
+            let b: Vec<f32> = (0..h).map(|_| next()).collect();
+            // Accumulators from -1 to 2, with the bounds 0 and 1 themselves among them.
+            let acc: Vec<f32> = (0..h)
+                .map(|i| match i % 9 {
+                    0 => 0.0,
+                    1 => 1.0,
+                    _ => next() * 3.0 + 0.5,
+                })
+                .collect();
+            let d_out = next() * 0.1;
+            let want_add: Vec<f32> = (0..h).map(|i| d[i] + a[i]).collect();
+            let want_add2: Vec<f32> = (0..h).map(|i| d[i] + (a[i] + b[i])).collect();
+            let want_d: Vec<f32> = (0..h)
+                .map(|i| {
+                    let x = acc[i];
+                    if x > 0.0 && x < 1.0 {
+                        d_out * b[i] * 2.0 * x
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let want_gw: Vec<f32> = (0..h)
+                .map(|i| {
+                    let c = acc[i].clamp(0.0, 1.0);
+                    d[i] + d_out * (c * c)
+                })
+                .collect();
+            assert!(
+                want_d.iter().any(|&v| v != 0.0) || h < 8,
+                "h {h}: no lane inside (0, 1)"
+            );
+            for &p in &paths {
+                let name = p.simd().name();
+                let mut t = d.clone();
+                p.add(&mut t, &a);
+                assert_eq!(bits(&t), bits(&want_add), "add, {name}, h {h}");
+                let mut t = d.clone();
+                p.add2(&mut t, &a, &b);
+                assert_eq!(bits(&t), bits(&want_add2), "add2, {name}, h {h}");
+                let (mut dd, mut gw) = (vec![f32::NAN; h], d.clone());
+                p.screlu_backward(d_out, &acc, &b, &mut dd, &mut gw);
+                assert_eq!(bits(&dd), bits(&want_d), "screlu_backward d, {name}, h {h}");
+                assert_eq!(
+                    bits(&gw),
+                    bits(&want_gw),
+                    "screlu_backward gw, {name}, h {h}"
+                );
             }
         }
     }
