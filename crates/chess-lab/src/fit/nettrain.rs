@@ -117,9 +117,9 @@ pub struct TrainNetArgs {
     /// game id, so a game held out once stays held out as the corpus grows).
     #[arg(long, value_name = "FILE")]
     pub against: Option<PathBuf>,
-    /// The instruction set of the training's row additions: `portable`, `avx2` or `avx512`
-    /// [default: the widest this CPU runs]. Every path gives the same bits, so this is for
-    /// comparing their speed (a run may resume on another).
+    /// The instruction set of the training's lane-wise loops (row additions, SCReLU's backward
+    /// step): `portable`, `avx2` or `avx512` [default: the widest this CPU runs]. Every path
+    /// gives the same bits, so this is for comparing their speed (a run may resume on another).
     #[arg(long, value_name = "PATH", value_parser = chess::nnue::Simd::parse)]
     pub simd: Option<chess::nnue::Simd>,
 }
@@ -226,7 +226,8 @@ pub struct Trainer {
     /// The best hold-out loss so far (the epoch the net file holds).
     pub best: f64,
     /// The SIMD path of the lane-wise loops (the widest this CPU runs unless set): every path
-    /// gives the same bits, so it is not part of a run's settings.
+    /// gives the same bits, so it is neither part of a run's settings nor in its state file
+    /// (but two trainers on different paths compare unequal).
     pub kernels: TrainKernels,
 }
 
@@ -981,12 +982,13 @@ impl TrainNetArgs {
             .into());
         }
         eprintln!(
-            "train-net: {} training and {} hold-out positions loaded in {:.1} s; {}\n\
+            "train-net: {} training and {} hold-out positions loaded in {:.1} s; {}; simd {}\n\
              train-net: the hand evaluation's hold-out loss {:.6} (the baseline)",
             train.len(),
             hold.len(),
             t0.elapsed().as_secs_f64(),
             s.line(),
+            kernels.simd().name(),
             hce_loss(&data, &s)
         );
         if let Some(path) = &self.against {
@@ -1224,32 +1226,40 @@ mod tests {
         assert!(v < -400, "a queen down: {v}");
     }
 
-    /// The SIMD path of the row additions changes the speed, never the numbers: an epoch on
-    /// every path this CPU runs ends in the same weights, bit for bit, as the portable one.
+    /// The SIMD path of the trainer's loops changes the speed, never the numbers: two epochs of
+    /// a net with every part the kernels touch (H = 40: whole vectors and a tail; 4 output
+    /// buckets; two threads, so the gradients are summed; plain and factorised king-bucket
+    /// layouts) end in the same weights on every path this CPU runs, and in the weights the
+    /// trainer computed before it had kernels. The pinned FNV-1a hashes of the weights were
+    /// printed by the same run at commit `d87a1ac` (the trainer of `actuary-1.nnue` to
+    /// `actuary-9.nnue`), so a trainer that drifts from it fails here.
     #[test]
-    fn every_simd_path_trains_the_same_bits() {
-        let data = material_data(2_000, 5);
-        let s = settings(1, 1);
-        let run = |simd: chess::nnue::Simd| {
-            let mut t = Trainer::new(&s);
-            t.kernels = TrainKernels::new(simd).expect("a path this CPU runs");
-            t.epoch(&data, &s, |_| {});
-            t
-        };
-        let portable = run(chess::nnue::Simd::Portable);
-        assert_ne!(
-            portable.params,
-            Trainer::new(&s).params,
-            "nothing was trained"
-        );
-        for simd in chess::nnue::Simd::ALL {
-            if TrainKernels::new(simd).is_some() {
-                let t = run(simd);
-                let same = t.params.iter().zip(&portable.params);
-                assert!(
-                    same.clone().all(|(a, b)| a.to_bits() == b.to_bits()),
-                    "{simd:?}"
-                );
+    fn every_simd_path_trains_the_bits_of_the_trainer_before_kernels() {
+        let data = material_data(3_000, 5);
+        let paths: Vec<TrainKernels> = chess::nnue::Simd::ALL
+            .into_iter()
+            .filter_map(TrainKernels::new)
+            .collect();
+        eprintln!("paths this CPU runs: {paths:?}");
+        for (layout, factoriser, pinned) in [
+            ("plain", false, 0xc300_3db8_4793_9c49u64),
+            ("mirror-kb4", true, 0xe371_af4c_6e90_e39a),
+        ] {
+            let s = Settings {
+                hidden: 40,
+                buckets: 4,
+                inputs: Inputs::named(layout).unwrap(),
+                factoriser,
+                ..settings(2, 2)
+            };
+            for &k in &paths {
+                let mut t = Trainer::new(&s);
+                t.kernels = k;
+                t.epoch(&data, &s, |_| {});
+                t.epoch(&data, &s, |_| {});
+                let bytes: Vec<u8> = t.params.iter().flat_map(|x| x.to_le_bytes()).collect();
+                let hash = chess::datafile::fnv1a64(&bytes);
+                assert_eq!(hash, pinned, "{layout}, {:?}: {hash:#018x}", k.simd());
             }
         }
     }

@@ -243,6 +243,34 @@ pub(crate) fn sub2_add(
     }
 }
 
+/// The trainer's loops of a vector path: the portable loops compiled with the target features
+/// `$feat` (one definition for AVX2 and AVX-512, which differ only in those).
+#[cfg(target_arch = "x86_64")]
+macro_rules! train_loops {
+    ($feat:literal) => {
+        #[target_feature(enable = $feat)]
+        pub(super) fn add_f32(dst: &mut [f32], src: &[f32]) {
+            portable::add_f32(dst, src);
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) fn add2_f32(dst: &mut [f32], a: &[f32], b: &[f32]) {
+            portable::add2_f32(dst, a, b);
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) fn screlu_backward_f32(
+            d_out: f32,
+            x: &[f32],
+            w: &[f32],
+            d: &mut [f32],
+            gw: &mut [f32],
+        ) {
+            portable::screlu_backward_f32(d_out, x, w, d, gw);
+        }
+    };
+}
+
 /// The portable copies; the vector copies run them on the lanes past their last full vector.
 mod portable {
     /// Blocks of 256 terms are summed in `i32` (each term < 2²³), the blocks in `i64`. `v · w`
@@ -349,27 +377,7 @@ mod avx2 {
     }
 
     // The trainer's loops: the portable ones compiled with AVX2 (8 lanes of `f32`).
-
-    #[target_feature(enable = "avx2")]
-    pub(super) fn add_f32(dst: &mut [f32], src: &[f32]) {
-        portable::add_f32(dst, src);
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub(super) fn add2_f32(dst: &mut [f32], a: &[f32], b: &[f32]) {
-        portable::add2_f32(dst, a, b);
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub(super) fn screlu_backward_f32(
-        d_out: f32,
-        x: &[f32],
-        w: &[f32],
-        d: &mut [f32],
-        gw: &mut [f32],
-    ) {
-        portable::screlu_backward_f32(d_out, x, w, d, gw);
-    }
+    train_loops!("avx2");
 
     #[target_feature(enable = "avx2")]
     pub(super) fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
@@ -475,27 +483,7 @@ mod avx512 {
     }
 
     // The trainer's loops: the portable ones compiled with AVX-512 F (16 lanes of `f32`).
-
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) fn add_f32(dst: &mut [f32], src: &[f32]) {
-        portable::add_f32(dst, src);
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) fn add2_f32(dst: &mut [f32], a: &[f32], b: &[f32]) {
-        portable::add2_f32(dst, a, b);
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) fn screlu_backward_f32(
-        d_out: f32,
-        x: &[f32],
-        w: &[f32],
-        d: &mut [f32],
-        gw: &mut [f32],
-    ) {
-        portable::screlu_backward_f32(d_out, x, w, d, gw);
-    }
+    train_loops!("avx512f,avx512bw");
 
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) fn screlu_dot(a: &[i16], w: &[i16]) -> i64 {
@@ -574,15 +562,19 @@ mod tests {
     /// Every path this CPU runs against a plain `i64` sum and plain lane arithmetic, on random
     /// accumulators over the whole `i16` range (SCReLU clamps them) and weights within the
     /// loader's limits, at widths that are and are not multiples of 16 and 32.
-    #[test]
-    fn every_path_agrees() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
+    /// A xorshift64 stream: test data that is the same on every run.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    #[test]
+    fn every_path_agrees() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let paths: Vec<Runnable> = Simd::ALL.into_iter().filter_map(Runnable::new).collect();
         assert_eq!(paths[0].simd(), Simd::Portable);
         for h in [1usize, 7, 16, 31, 32, 48, 64, 100, 128, 256, 300, 1024] {
@@ -620,13 +612,8 @@ mod tests {
     /// sides of SCReLU's bounds (and exactly on them).
     #[test]
     fn every_train_kernel_path_gives_the_same_bits() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
+        let mut stream = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = move || (stream() >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
         let paths: Vec<TrainKernels> = Simd::ALL
             .into_iter()
             .filter_map(TrainKernels::new)
