@@ -13,11 +13,15 @@
 //! Why explicit intrinsics: left to the compiler, the output's dot product became 8-lane loops
 //! behind a block-length prologue that cost more than the arithmetic at this network's widths,
 //! and the baseline x86-64 build cannot use AVX2 without a run-time choice anyway.
+//!
+//! The trainer's `f32` loops ([`TrainKernels`]) live here too, for the same reason (the
+//! laboratory crate forbids `unsafe`): they are lane-wise, so each vector copy is the portable
+//! loop compiled with the path's features, giving the same bits on every path.
 #![allow(unsafe_code)]
 
 use std::sync::OnceLock;
 
-/// An instruction set the inference loops are compiled for.
+/// An instruction set the inference (and training) loops are compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Simd {
     /// Plain Rust (the compiler vectorises it for the build's target).
