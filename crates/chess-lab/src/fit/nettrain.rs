@@ -397,9 +397,7 @@ impl Trainer {
         let shared = &self.params[l.factor()..l.len()];
         let mut w = own.to_vec();
         for block in w.chunks_exact_mut(shared.len()) {
-            for (x, s) in block.iter_mut().zip(shared) {
-                *x += s;
-            }
+            self.kernels.add(block, shared);
         }
         std::borrow::Cow::Owned(w)
     }
@@ -584,9 +582,7 @@ impl Trainer {
         let (own, rest) = g.split_at_mut(l.ft_b());
         let shared = &mut rest[l.factor() - l.ft_b()..];
         for block in own.chunks_exact(shared.len()) {
-            for (s, x) in shared.iter_mut().zip(block) {
-                *s += x;
-            }
+            self.kernels.add(shared, block);
         }
     }
 
