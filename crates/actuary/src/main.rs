@@ -17,7 +17,7 @@ use tools::Tool;
 ///
 /// Without a subcommand it runs the UCI protocol on stdin/stdout (for GUIs and match
 /// runners). `actuary bench` prints the OpenBench signature line
-/// "Bench: <nodes> nodes <nps> nps" last.
+/// `Bench: <nodes> nodes <nps> nps` last.
 #[derive(Debug, Parser)]
 #[command(name = "actuary", version)]
 struct Cli {

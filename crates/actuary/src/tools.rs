@@ -20,7 +20,7 @@ use chess::suite::{SuiteLimit, print_report, run_suite_with};
 #[derive(Debug, clap::Subcommand)]
 pub enum Tool {
     /// Search the fixed bench positions to a fixed depth; the last line is
-    /// "Bench: <nodes> nodes <nps> nps" (the node count is the build's signature for OpenBench).
+    /// `Bench: <nodes> nodes <nps> nps` (the node count is the build's signature for OpenBench).
     Bench(BenchArgs),
     /// Count the leaf nodes of the legal move tree, per root move and in total.
     Perft(PerftArgs),

@@ -54,7 +54,7 @@ pub enum BookError {
 }
 
 /// One book line: `None` for a blank or `#` comment line, else the position (EPD opcodes and
-/// FEN clocks allowed; see [`parse_position`]).
+/// FEN clocks allowed; see [`parse_position`](crate::rules::parse_position)).
 pub fn parse_line(line: &str) -> Result<Option<Board>, RulesError> {
     parse_line_with(line, false)
 }

@@ -417,8 +417,8 @@ impl Adjudicator {
 /// started at all, or a log file that cannot be created, is a [`GameError`].
 ///
 /// Each move: the board's own ending first, then the side to move gets the position and its
-/// `go`, must answer `bestmove` before its deadline ([`Clock`]), is charged its time, must
-/// name a legal move, and then the scores are adjudicated ([`Adjudicator`]).
+/// `go`, must answer `bestmove` before its deadline (`Clock`), is charged its time, must
+/// name a legal move, and then the scores are adjudicated (`Adjudicator`).
 pub fn play(
     white: &EngineSpec,
     black: &EngineSpec,

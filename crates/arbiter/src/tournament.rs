@@ -713,7 +713,7 @@ impl Tally {
 
 /// Run the match; PGN games are appended as they finish.
 ///
-/// The steps: check ([`check_config`], the [`Schedule`], [`check_engines`]), prepare the log
+/// The steps: check ([`check_config`], the `Schedule`, [`check_engines`]), prepare the log
 /// directory and the PGN file (see [`crate::output`]), resume from the PGN, then workers take
 /// jobs in order — referee a game pair, record it, count it, report progress — until the jobs
 /// run out, the SPRT decides or something fails. A failure before the first game is a

@@ -1,7 +1,8 @@
 //! actuary's laboratory: everything that measures, calibrates, generates data for or tunes the
 //! chess engine, kept out of the engine crate so that an engine build (OpenBench's `make`)
 //! contains none of it. It drives the search through [`chess::search::Probe`]: the lazy-eval
-//! [`calib::Recorder`] and the pruning [`probe::CellProbe`] are its two implementations.
+//! [`calibrate::record::Recorder`] and the pruning [`calibrate::probe::CellProbe`] are its
+//! two implementations.
 //!
 //! One module per `actuary` subcommand (`calibrate`, `collect`, `pool`, `datagen`, `tune`,
 //! `validate`; `calibrate variance` in `variance`), each with its clap arguments, a `run` and

@@ -122,7 +122,7 @@ fn shredder_castling(placement: &str, field: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// [`parse_fen_960`] when `chess960`, else [`parse_fen`].
+/// `parse_fen_960` when `chess960`, else [`parse_fen`].
 pub fn parse_fen_with(fen: &str, chess960: bool) -> Result<Board, BoardError> {
     let fields: Vec<&str> = fen.split_whitespace().collect();
     let text = match fields.len() {

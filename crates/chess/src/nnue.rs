@@ -13,7 +13,7 @@
 //! bounds an accumulator by `(32 pieces + bias) · 1.98 · 255 < 32,767`: no `i16` overflow
 //! whatever the position (and a file outside the clip is refused).
 //!
-//! **Lazy updates.** A move records its feature changes ([`Delta`]: at most two removed, two
+//! **Lazy updates.** A move records its feature changes (`Delta`: at most two removed, two
 //! added) in the ply's slot; only when the search really evaluates a node are the pending
 //! deltas applied, from the nearest computed ancestor down. A node pruned before its
 //! evaluation never touches its accumulator (docs/design/chess-DESIGN.md §2: pay for

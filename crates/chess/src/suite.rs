@@ -52,7 +52,7 @@ pub(crate) fn run_suite(
     run_suite_with(text, limit, hash_mb, verbose, SearchOptions::default())
 }
 
-/// [`run_suite`] with the given evaluation and pruning switches (`opts`), so that a number
+/// `run_suite` with the given evaluation and pruning switches (`opts`), so that a number
 /// measured on another configuration (the hand evaluation, a switch) can be measured again.
 pub fn run_suite_with(
     text: &str,

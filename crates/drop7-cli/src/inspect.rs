@@ -143,7 +143,7 @@ pub struct TopkArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,4",
           value_parser = clap::value_parser!(u32).range(1..=6))]
     k: Vec<u32>,
-    /// The games the positions come from, <start>:<count> (fresh seeds: a block used by no
+    /// The games the positions come from, START:COUNT (fresh seeds: a block used by no
     /// screen or training).
     #[arg(long)]
     seeds: drop7::SeedBlock,

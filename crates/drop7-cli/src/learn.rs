@@ -22,7 +22,7 @@ pub struct TrainArgs {
     /// training).
     #[arg(long, default_value = "rows,cols,win23,win32,phase=all", value_parser = Layout::parse)]
     layout: Layout,
-    /// Training seed block <start>:<count>; games take its seeds in order, wrapping.
+    /// Training seed block START:COUNT; games take its seeds in order, wrapping.
     #[arg(long, default_value = "0xa5300000:2031616")]
     seeds: SeedBlock,
     /// Stop after this many training moves in total (e.g. 2e8 or 200000000); a resumed run
@@ -50,7 +50,7 @@ pub struct TrainArgs {
     /// kept as best-weights.bin.
     #[arg(long, allow_negative_numbers = true, default_value = "5e7")]
     validate_every: Count,
-    /// Validation block <start>:<count> (must not overlap screens).
+    /// Validation block START:COUNT (must not overlap screens).
     #[arg(long, default_value = "0xa52f2240:64")]
     validation_seeds: SeedBlock,
     /// Search used for validation games, as dNsK (candidate ntuple-dNsK vs fair-dNsK).

@@ -20,7 +20,7 @@ pub struct PlayArgs {
     /// ntuple-dNsK (optionally @MODEL-FILE; else --model).
     #[arg(long)]
     pub policy: PolicySpec,
-    /// Seed block <start>:<count>, e.g. 0xa52f2140:256 (start decimal or 0x-hex).
+    /// Seed block START:COUNT, e.g. 0xa52f2140:256 (start decimal or 0x-hex).
     #[arg(long)]
     pub seeds: SeedBlock,
     /// Worker threads (0 = all cores).

@@ -28,7 +28,7 @@ pub struct ScreenArgs {
     /// other arm against the first.
     #[arg(long)]
     contrast: Vec<String>,
-    /// Seed block <start>:<count>, identical for every arm (at least 2 games).
+    /// Seed block START:COUNT, identical for every arm (at least 2 games).
     #[arg(long)]
     seeds: SeedBlock,
     /// Output directory: per-arm game files, report.md, report.json, one SVG per contrast.
@@ -244,7 +244,7 @@ enum LeaseAction {
         /// training, validation or screen.
         #[arg(long)]
         role: Role,
-        /// Seed block <start>:<count>.
+        /// Seed block START:COUNT.
         #[arg(long)]
         seeds: SeedBlock,
         /// Free text kept with the lease.

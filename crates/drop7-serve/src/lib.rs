@@ -5,7 +5,7 @@
 //!
 //! The API is stateless: the page keeps a game as its seed and the columns played, and the
 //! server replays them on every request (millions of moves a second). Everything read from
-//! disk is under `--dir` (see [`files::Root`]); the page, its script and its style are
+//! disk is under `--dir` (see `files::Root`); the page, its script and its style are
 //! compiled into the binary (no CDN, no build step).
 
 use std::collections::HashMap;

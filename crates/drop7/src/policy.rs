@@ -257,7 +257,8 @@ impl FairSearch {
 }
 
 impl BuiltinPolicy {
-    /// Fresh instances of the policy (one per worker thread), named as [`Display`] writes it.
+    /// Fresh instances of the policy (one per worker thread), named as
+    /// [`Display`](std::fmt::Display) writes it.
     pub fn factory(self) -> Result<PolicyFactory, PolicyError> {
         let f: PolicyFactory = match self {
             Self::TraceRandom => return Err(PolicyError::NotAPolicy),

@@ -101,7 +101,7 @@ impl PolicySpec {
     }
 
     /// Fresh instances (one per worker thread). An n-tuple policy without `@FILE` takes
-    /// `models`' default file. The arm is named by [`Models::label`].
+    /// `models`' default file. The arm is named by [`LoadedModel::label`].
     pub fn factory(&self, models: &mut Models) -> Result<PolicyFactory, Error> {
         match self {
             Self::Builtin(b) => b.factory().map_err(|e| Error::Policy(e.to_string())),

@@ -115,7 +115,7 @@ pub struct DatagenArgs {
     /// No draw adjudication before this ply (--corpus).
     #[arg(long, value_name = "PLY", default_value_t = 70, value_parser = clap::value_parser!(u32).range(0..=400))]
     pub draw_after: u32,
-    /// Opening book (EPD/FEN per line); game g starts from line perm[g] of a seeded shuffle.
+    /// Opening book (EPD/FEN per line); game g starts from line `perm[g]` of a seeded shuffle.
     #[arg(
         long,
         value_name = "FILE",

@@ -87,7 +87,7 @@ pub struct BuildArgs {
     /// Games played at once (one search thread each).
     #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
-    /// Opening book (EPD/FEN per line); game g starts from line perm[g] of a seeded shuffle.
+    /// Opening book (EPD/FEN per line); game g starts from line `perm[g]` of a seeded shuffle.
     #[arg(
         long,
         value_name = "FILE",

@@ -6,8 +6,8 @@
 //! tuner does the same), and how it knows each weight's gradient, the king danger's too (by
 //! the chain rule: a quadratic king attack is fitted, not left outside the fit).
 //!
-//! The evaluation functions report every term to a [`Tracer`] as they add it; the engine
-//! passes [`NoTrace`], whose methods are empty and inlined away, so the search pays nothing.
+//! The evaluation functions report every term to a `Tracer` as they add it; the engine
+//! passes `NoTrace`, whose methods are empty and inlined away, so the search pays nothing.
 
 use super::params::{COUNT, VALUES};
 pub use super::terms::king_danger;

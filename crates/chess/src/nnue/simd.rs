@@ -186,7 +186,7 @@ impl TrainKernels {
 
     /// One perspective's backward step through SCReLU, `y = clamp(x, 0, 1)²`, for an output
     /// gradient `d_out` and output weights `w`: `d[i] = d_out · w[i] · 2 · x[i]` where
-    /// 0 < x[i] < 1 and 0 elsewhere (the accumulator's gradient), and `gw[i] += d_out · y[i]`
+    /// `0 < x[i] < 1` and 0 elsewhere (the accumulator's gradient), and `gw[i] += d_out · y[i]`
     /// (the output weights' gradient).
     #[inline]
     pub fn screlu_backward(self, d_out: f32, x: &[f32], w: &[f32], d: &mut [f32], gw: &mut [f32]) {

@@ -4,7 +4,7 @@
 //! stop flag ([`smp`]).
 //!
 //! The node function lives in `node.rs`, one method per step; every pruning decision asks
-//! the search's [`prune::Rules`] (its margin sources, chosen once per search) and counts how
+//! the search's `prune::Rules` (its margin sources, chosen once per search) and counts how
 //! often it fires in [`PruneStats`], so the laboratory can instrument one rule at a time.
 
 pub(crate) mod history;

@@ -1,7 +1,7 @@
 //! Every search margin and rule threshold, in one place.
 //!
 //! Two kinds of constant live here. The fixed ones (`const`s: depth limits, mate scores) are
-//! part of how the search is built. The tunable ones are rows of one [`tunables!`] table:
+//! part of how the search is built. The tunable ones are rows of one `tunables!` table:
 //! each row (field, option name, default, range, SPSA step, meaning) is the only place the
 //! constant is declared, and the UCI option `prune.<name>`, `--set <name>=`, `actuary
 //! spsa-input` and the table in docs/chess/search.md are all generated from it.
@@ -150,7 +150,7 @@ pub(crate) struct Tunable {
 macro_rules! tunables {
     ($( $field:ident: $name:literal = $default:literal in ($min:literal, $max:literal)
         step $step:literal, $help:literal; )*) => {
-        /// The search constants SPSA may tune (their rows in [`TUNABLES`]).
+        /// The search constants SPSA may tune (their rows in `TUNABLES`).
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub struct Tunables {
             $( #[doc = $help] pub $field: i32, )*

@@ -354,7 +354,7 @@ pub struct PruneConfig {
     pub razor: bool,
     pub nmp: bool,
     pub lmp: Source,
-    /// With `lmp = table`: the widened allowance schedule ([`LMP_ALLOWANCE_WIDE`]).
+    /// With `lmp = table`: the widened allowance schedule (`LMP_ALLOWANCE_WIDE`).
     pub lmp_wide: bool,
     pub efp: EfpMode,
     /// SEE pruning of quiet and losing noisy moves (main search) and of losing captures (QS).
@@ -671,7 +671,7 @@ fn canonical(kind: SwitchKind, v: &str) -> Result<String, String> {
 }
 
 impl PruneConfig {
-    /// Apply one `name=value` switch (names of [`knobs`]; case-insensitive, `_` = `-`).
+    /// Apply one `name=value` switch (names of `knobs`; case-insensitive, `_` = `-`).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let key = name.trim().to_ascii_lowercase().replace('_', "-");
         let Some(knob) = knobs().find(|k| k.name() == key) else {

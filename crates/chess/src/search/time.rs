@@ -7,7 +7,7 @@
 //! control the caps are 80 % and 90 %. A `movetime` (less the overhead) caps both, and on
 //! its own sets only the hard limit: a fixed move time is used in full.
 //!
-//! A `go ponder` search carries a [`PonderHit`]: until the UCI loop sets it no limit
+//! A `go ponder` search carries a `PonderHit`: until the UCI loop sets it no limit
 //! applies (the search runs as if infinite); from then on the same limits count from the
 //! moment of `ponderhit`.
 

@@ -138,7 +138,7 @@ fn pack(mv: u16, score: i32, eval: i32, depth: i32, bound: Bound, age: u8) -> u6
         | (((age & 63) as u64) << 58)
 }
 
-/// Why [`Tt::try_new`] could not build a table.
+/// Why `Tt::try_new` could not build a table.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum TtError {
     #[error("cannot allocate {mb} MB for the hash table")]
@@ -183,7 +183,7 @@ fn lines_for(mb: usize) -> usize {
 
 impl Tt {
     /// A table of about `mb` megabytes (16 bytes per slot). Never aborts: a request that
-    /// does not fit is clamped as in [`Tt::new_clamped`], with a one-line warning on
+    /// does not fit is clamped as in `Tt::new_clamped`, with a one-line warning on
     /// stderr (the tools' `--hash`); the UCI loop uses `new_clamped` and says so itself.
     pub fn new(mb: usize) -> Self {
         let c = Self::new_clamped(mb);

@@ -6,7 +6,7 @@
 //! s of a game is the opening state. With one thread the run is deterministic.
 //!
 //! [`Trainer`] (in `trainer`) runs a whole resumable training run around these games;
-//! [`progress`] is its log and curve.
+//! `progress` is its log and curve.
 
 mod progress;
 mod trainer;
