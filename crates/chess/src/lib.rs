@@ -2,8 +2,9 @@
 //! engine's own checks (`bench`, `perft`, EPD `suite`). The laboratory that measures and
 //! calibrates it (`chess-lab`) drives the search through [`search::Probe`], whose engine
 //! implementation ([`search::NoProbe`]) compiles away.
-// No unsafe code, except the network's AVX2 kernels (`nnue::kernel`), which call
-// `#[target_feature]` functions after checking the CPU at run time.
+// No unsafe code, except the network's SIMD kernels (`nnue::simd`: AVX2 and AVX-512 paths,
+// the CPU checked once, when the first net is loaded), which call `#[target_feature]`
+// functions, and the hash table's prefetch and huge-page hint (`search::tt`).
 #![deny(unsafe_code)]
 
 pub mod bench;

@@ -112,7 +112,7 @@ pub struct TrainNetArgs {
     #[arg(long)]
     pub resume: bool,
     /// Also score this network file on the hold-out positions (e.g. the embedded
-    /// data/chess/nets/actuary-2.nnue): the net a new one has to beat, on the same positions
+    /// data/chess/nets/actuary-9.nnue): the net a new one has to beat, on the same positions
     /// and targets (a net trained on an earlier corpus never saw these games: the split is by
     /// game id, so a game held out once stays held out as the corpus grows).
     #[arg(long, value_name = "FILE")]

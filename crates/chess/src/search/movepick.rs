@@ -12,7 +12,7 @@
 //! order is exactly that of scoring every move at once and picking by the same stable selection
 //! (ties keep generation order; the unit test below holds it); in a search the quiets are
 //! scored when reached, with the history the captures' subtrees have just updated.
-//! `crates/chess/tests/bench.rs` pins the node counts, which any change of order moves.
+//! `crates/chess/tests/it/bench.rs` pins the node counts, which any change of order moves.
 //! The list is an `ArrayVec`, so a picker costs no 2 KB clear of its buffer at every node.
 
 use arrayvec::ArrayVec;

@@ -1,4 +1,5 @@
-//! Shared transposition table for Lazy SMP, lock-free and without `unsafe`.
+//! Shared transposition table for Lazy SMP, lock-free; its entries are read and written
+//! without `unsafe` (the only `unsafe` is a prefetch hint and a huge-page hint on Linux).
 //!
 //! Each slot is two `AtomicU64`s: `data` and `key ^ data`. A reader accepts an entry only if
 //! `stored_key ^ data == key`, so a torn write (two threads racing on one slot) shows up as a
@@ -10,7 +11,8 @@
 //! Every position has exactly one slot and a store of another position overwrites it; a
 //! store of the same position keeps a deeper entry of this search unless it is exact.
 //! Buckets of 2 and 4 slots with depth-and-age replacement (UCI `HashWays`) were tried and
-//! removed after their games: docs/chess/search.md, "Experiments that lost".
+//! removed after their games (issue 66, last in `d2a3642`): docs/chess/engine.md, "Hash
+//! buckets", and docs/chess/search.md, "Draw handling (`draws`) and 4-way buckets".
 
 use super::params::MATE_BOUND;
 use crate::board::{Move, NULL_MOVE, Piece, Square};
