@@ -33,6 +33,10 @@ case "${1:-}" in
 start)
   if running; then echo "already running (pid $(cat "$pid_file"))"; exit 0; fi
   [ -x "$bin" ] || { echo "error: $bin is missing: cargo build --release -p actuary" >&2; exit 2; }
+  if ls data/chess/selfplay-pending/chunk-*.bin >/dev/null 2>&1; then
+    echo "error: data/chess/selfplay-pending holds a chunk to repair first (its README): new games would reuse its ids" >&2
+    exit 2
+  fi
   threads=${2:-1}
   limits=${LIMITS:---soft-nodes 1250 --nodes 25000}
   # Run a copy: a rebuild while it plays must not touch the running binary.
