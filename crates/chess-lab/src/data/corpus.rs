@@ -588,6 +588,8 @@ pub struct CorpusWriter {
     failed: bool,
     /// The part of other settings that opening closed (so `--close` can say what it closed).
     closed_on_open: Option<ManifestEntry>,
+    /// Close the part once it holds this many bytes ([`CHUNK_BYTES`]; smaller in tests).
+    chunk_bytes: u64,
 }
 
 impl CorpusWriter {
@@ -609,6 +611,7 @@ impl CorpusWriter {
             part_positions: 0,
             failed: false,
             closed_on_open: None,
+            chunk_bytes: CHUNK_BYTES,
         };
         w.entries = read_manifest(dir)?;
         w.enter_unlisted_chunks()?;
@@ -655,6 +658,12 @@ impl CorpusWriter {
         append_manifest_line(&self.dir, e)?;
         self.entries.push(e.clone());
         Ok(())
+    }
+
+    /// Close parts at `bytes` instead of [`CHUNK_BYTES`] (tests of the roll-over).
+    #[cfg(test)]
+    pub(crate) fn set_chunk_bytes(&mut self, bytes: u64) {
+        self.chunk_bytes = bytes;
     }
 
     /// The corpus directory.
@@ -705,7 +714,7 @@ impl CorpusWriter {
         self.part_games += 1;
         self.part_positions += g.plies.len() as u64;
         self.max_id = self.max_id.max(Some(g.id));
-        if self.part_len >= CHUNK_BYTES {
+        if self.part_len >= self.chunk_bytes {
             self.close_part()?;
         }
         Ok(())

@@ -28,7 +28,7 @@ use chess::search::Worker;
 use chess::search::smp::{SearchOptions, search};
 use chess::search::time::Limits;
 use chess::search::tt::Tt;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -194,13 +194,19 @@ pub fn generate(
     bar.set_prefix("datagen");
     let next = AtomicU64::new(first);
     let t0 = Instant::now();
-    let shared = Mutex::new((
+    // Games are written in id order: a finished game waits in `done` until every lower id of
+    // the run is written. A chunk that closes itself at its size limit then ends at an id
+    // below every id of the next one (a game still in flight on another thread would
+    // otherwise land in the next chunk, and the two id ranges would interleave at the seam).
+    let shared = Mutex::new(Shared {
         w,
-        RunCounts::default(),
-        HashSet::new(),
-        HashSet::new(),
-        None,
-    ));
+        counts: RunCounts::default(),
+        openings: HashSet::new(),
+        positions: HashSet::new(),
+        err: None,
+        done: BTreeMap::new(),
+        want: first,
+    });
     let failed = AtomicBool::new(false);
     std::thread::scope(|sc| {
         for _ in 0..a.threads {
@@ -212,46 +218,76 @@ pub fn generate(
                     if id >= end {
                         break;
                     }
-                    let (game, keys) = play(id, s, &book, &perm, &mut worker, &tt);
+                    let played = play(id, s, &book, &perm, &mut worker, &tt);
                     let mut g = shared.lock().unwrap_or_else(|e| e.into_inner());
-                    let (w, counts, openings, positions, err) = &mut *g;
-                    if err.is_some() {
+                    if g.err.is_some() {
                         break;
                     }
-                    if let Err(e) = w.push(&game) {
-                        *err = Some(e);
+                    g.done.insert(id, played);
+                    let written = g.write_in_order();
+                    if g.err.is_some() {
                         failed.store(true, Relaxed);
                         break;
                     }
-                    counts.games += 1;
-                    counts.positions += game.plies.len() as u64;
-                    // Repeats are counted over the run's first REPEAT_WINDOW positions (a
-                    // background run has no end: its memory must not grow with it).
-                    if positions.len() < REPEAT_WINDOW {
-                        counts.counted_games += 1;
-                        counts.opening_repeats += !openings.insert(keys[0]) as u64;
-                        for k in &keys {
-                            counts.counted_positions += 1;
-                            counts.position_repeats += !positions.insert(*k) as u64;
-                        }
-                    }
-                    let (pg, pp) = w.part_counts();
+                    let (pg, pp) = g.w.part_counts();
                     bar.set_message(format!(
                         "{} positions ({:.0}/s); part: {pg} games, {pp} positions",
-                        counts.positions,
-                        counts.positions as f64 / t0.elapsed().as_secs_f64().max(1e-9)
+                        g.counts.positions,
+                        g.counts.positions as f64 / t0.elapsed().as_secs_f64().max(1e-9)
                     ));
                     drop(g);
-                    bar.inc(1);
+                    bar.inc(written);
                 }
             });
         }
     });
     bar.finish();
-    let (_, counts, _, _, err) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
-    match err {
+    let sh = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    match sh.err {
         Some(e) => Err(corpus_err(e)),
-        None => Ok(counts),
+        None => Ok(sh.counts),
+    }
+}
+
+/// What the datagen threads share: the writer, the run's counts, and the games finished
+/// ahead of a lower id still being played.
+struct Shared<'a> {
+    w: &'a mut CorpusWriter,
+    counts: RunCounts,
+    openings: HashSet<u64>,
+    positions: HashSet<u64>,
+    err: Option<CorpusError>,
+    /// Finished games (with their position keys) not yet written, by id.
+    done: BTreeMap<u64, (Game, Vec<u64>)>,
+    /// The next id to write.
+    want: u64,
+}
+
+impl Shared<'_> {
+    /// Write every finished game whose lower ids are all written; returns how many.
+    fn write_in_order(&mut self) -> u64 {
+        let mut n = 0;
+        while let Some((game, keys)) = self.done.remove(&self.want) {
+            self.want += 1;
+            if let Err(e) = self.w.push(&game) {
+                self.err = Some(e);
+                break;
+            }
+            n += 1;
+            self.counts.games += 1;
+            self.counts.positions += game.plies.len() as u64;
+            // Repeats are counted over the run's first REPEAT_WINDOW positions (a background
+            // run has no end: its memory must not grow with it).
+            if self.positions.len() < REPEAT_WINDOW {
+                self.counts.counted_games += 1;
+                self.counts.opening_repeats += !self.openings.insert(keys[0]) as u64;
+                for k in &keys {
+                    self.counts.counted_positions += 1;
+                    self.counts.position_repeats += !self.positions.insert(*k) as u64;
+                }
+            }
+        }
+        n
     }
 }
 
@@ -426,6 +462,48 @@ mod tests {
             holdout_percent: 0.0,
         };
         assert_eq!(l.for_each(&main, |_, _| {}).unwrap().games, 6);
+    }
+
+    /// Session 49's defect: a chunk that closed itself at its size limit while another
+    /// thread had a lower id in flight let that game land in the next chunk, so the two id
+    /// ranges overlapped and `actuary corpus` refused the corpus. Small chunks and four
+    /// threads make many seams; every range must stay disjoint and every id appear once.
+    #[test]
+    fn chunks_closed_at_the_size_limit_have_disjoint_id_ranges() {
+        let d = tempfile::tempdir().unwrap();
+        let mut a = crate::data::datagen::test_args(4);
+        a.games = Some(24);
+        let s = settings(&a, 1);
+        let mut w = CorpusWriter::open(d.path(), s.clone(), "t").unwrap();
+        w.set_chunk_bytes(600);
+        generate(&a, &s, &mut w).unwrap();
+        w.close_part().unwrap();
+        let m = read_manifest(d.path()).unwrap();
+        assert!(
+            m.len() >= 4,
+            "{} chunks: the size limit never closed one",
+            m.len()
+        );
+        for (i, e) in m.iter().enumerate() {
+            for b in &m[..i] {
+                assert!(
+                    e.first_game > b.last_game || e.last_game < b.first_game,
+                    "{} {}..={} overlaps {} {}..={}",
+                    e.chunk,
+                    e.first_game,
+                    e.last_game,
+                    b.chunk,
+                    b.first_game,
+                    b.last_game
+                );
+            }
+        }
+        let ids: Vec<u64> = crate::data::corpus::games_by_id(d.path())
+            .unwrap()
+            .iter()
+            .map(|g| g.id)
+            .collect();
+        assert_eq!(ids, (0..24).collect::<Vec<_>>());
     }
 
     #[test]
